@@ -1,0 +1,3 @@
+"""Franz: a Kafka-compatible streaming platform."""
+
+__version__ = "0.1.0"

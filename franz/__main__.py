@@ -1,0 +1,3 @@
+from franz.cli.main import main
+
+raise SystemExit(main())

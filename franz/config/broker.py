@@ -1,0 +1,132 @@
+"""Broker configuration: ``server.properties`` keys and defaults, as Kafka's ``KafkaConfig``.
+
+Only the keys Franz implements are defined; an unknown key is kept (Kafka logs it as unused)
+so a Kafka ``server.properties`` loads unchanged. Topic defaults come from the broker-level
+synonyms of the topic configs (``log.segment.bytes`` -> ``segment.bytes``), with Kafka's
+precedence for the unit variants: ``log.retention.ms`` > ``.minutes`` > ``.hours``, and
+``log.roll.ms`` > ``log.roll.hours``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from franz.config.defs import LONG_MAX, ConfigKey, ConfigType, at_least, parse_config
+from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
+
+__all__ = ["BROKER_CONFIG_KEYS", "BrokerConfig"]
+
+_I, _L, _S, _LIST, _B = (
+    ConfigType.INT,
+    ConfigType.LONG,
+    ConfigType.STRING,
+    ConfigType.LIST,
+    ConfigType.BOOLEAN,
+)
+
+_OWN_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("broker.id", _I, 0, "This broker's id.", at_least(-1)),
+    ConfigKey("log.dirs", _LIST, None, "Directories holding the partition logs."),
+    ConfigKey("log.dir", _S, "./franz-data", "The log directory when log.dirs is not set."),
+    ConfigKey("log.retention.hours", _I, 168, "Retention in hours.", at_least(-1)),
+    ConfigKey("log.retention.minutes", _I, None, "Retention in minutes (overrides hours)."),
+    ConfigKey("log.roll.hours", _I, 168, "Segment age before a roll, in hours.", at_least(1)),
+    ConfigKey("log.roll.jitter.hours", _I, 0, "Roll jitter in hours.", at_least(0)),
+    ConfigKey(
+        "log.retention.check.interval.ms",
+        _L,
+        300000,
+        "How often retention is checked.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "log.flush.scheduler.interval.ms",
+        _L,
+        LONG_MAX,
+        "How often logs are checked for a flush due by flush.ms.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "log.flush.offset.checkpoint.interval.ms",
+        _I,
+        60000,
+        "How often recovery points are checkpointed.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "log.flush.start.offset.checkpoint.interval.ms",
+        _I,
+        60000,
+        "How often log start offsets are checkpointed.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "replica.high.watermark.checkpoint.interval.ms",
+        _L,
+        5000,
+        "How often high watermarks are checkpointed.",
+        at_least(1),
+    ),
+    ConfigKey("num.partitions", _I, 1, "Default partitions of auto-created topics.", at_least(1)),
+    ConfigKey("default.replication.factor", _I, 1, "Default replication factor.", at_least(1)),
+    ConfigKey("auto.create.topics.enable", _B, True, "Create topics on first use."),
+    ConfigKey("zookeeper.connect", _S, None, "ZooKeeper connection string; unset = embedded."),
+    ConfigKey("listeners", _LIST, ["PLAINTEXT://127.0.0.1:9092"], "Listener URIs."),
+)
+
+_SYNONYMS: tuple[ConfigKey, ...] = tuple(
+    ConfigKey(key.broker_synonym, key.type, None, key.doc, key.validator)
+    for key in TOPIC_CONFIG_KEYS.values()
+    if key.broker_synonym is not None and key.broker_synonym != key.name
+) + tuple(key for key in TOPIC_CONFIG_KEYS.values() if key.broker_synonym == key.name)
+
+#: Broker config name -> definition.
+BROKER_CONFIG_KEYS: Mapping[str, ConfigKey] = {key.name: key for key in (*_OWN_KEYS, *_SYNONYMS)}
+
+
+class BrokerConfig:
+    """Parsed broker configuration; ``get`` returns the value or the default."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self.original = dict(values or {})
+        self._values = parse_config(BROKER_CONFIG_KEYS, self.original, allow_unknown=True)
+
+    def get(self, name: str) -> Any:
+        if name in self._values and self._values[name] is not None:
+            return self._values[name]
+        key = BROKER_CONFIG_KEYS.get(name)
+        return None if key is None else key.default
+
+    def is_set(self, name: str) -> bool:
+        return self._values.get(name) is not None
+
+    @property
+    def broker_id(self) -> int:
+        return int(self.get("broker.id"))
+
+    @property
+    def log_dirs(self) -> list[Path]:
+        dirs = self.get("log.dirs") if self.is_set("log.dirs") else [self.get("log.dir")]
+        return [Path(d) for d in dirs]
+
+    def log_config(self) -> LogConfig:
+        """Topic defaults from the broker-level synonyms (Kafka's precedence rules)."""
+        overrides: dict[str, Any] = {}
+        for key in TOPIC_CONFIG_KEYS.values():
+            if key.broker_synonym and self.is_set(key.broker_synonym):
+                overrides[key.name] = self.get(key.broker_synonym)
+        if "retention.ms" not in overrides:
+            if self.is_set("log.retention.minutes"):
+                overrides["retention.ms"] = self.get("log.retention.minutes") * 60_000
+            else:
+                hours = self.get("log.retention.hours")
+                overrides["retention.ms"] = -1 if hours < 0 else hours * 3_600_000
+        if "segment.ms" not in overrides:
+            overrides["segment.ms"] = self.get("log.roll.hours") * 3_600_000
+        if "segment.jitter.ms" not in overrides:
+            overrides["segment.jitter.ms"] = self.get("log.roll.jitter.hours") * 3_600_000
+        if "flush.ms" not in overrides:
+            overrides["flush.ms"] = self.get("log.flush.scheduler.interval.ms")
+        return LogConfig().with_overrides(overrides)

@@ -1,0 +1,725 @@
+"""A partition's log: its segments and offsets (Kafka's ``UnifiedLog`` + ``LocalLog``).
+
+Directory ``<log.dir>/<topic>-<partition>/`` holds the segments (``franz.storage.segment``),
+``leader-epoch-checkpoint`` and ``partition.metadata`` (the topic id).
+
+Offsets (Kafka's names)::
+
+    log start offset  <=  high watermark (HW)  <=  log end offset (LEO)
+
+- *log start offset*: the first offset a consumer can read; moved by retention and
+  DeleteRecords. Segments wholly below it are deleted by the next retention pass.
+- *HW*: the last committed offset + 1; consumers read below it. Set by the partition layer
+  (with one replica, HW = LEO after every append).
+- *LEO*: the offset the next appended record gets.
+- *recovery point*: everything below it has been fsynced; an unclean restart re-validates
+  only from the segment holding it.
+
+Appends take whole, already framed v2 batches. ``append_as_leader`` validates their headers
+and CRCs (nothing is written if any batch is bad), assigns offsets by patching
+``baseOffset`` in place, stamps ``partitionLeaderEpoch`` (and LogAppendTime if configured),
+and writes the bytes as they are. Records are never decoded on this path.
+
+Not thread-safe: one owner (the partition, on the broker's event loop) calls every method.
+An I/O error takes the log offline: every later call raises ``KafkaStorageError``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from franz.clock import Clock
+from franz.config.topic import LogConfig
+from franz.errors import (
+    InvalidRecordError,
+    InvalidTimestampError,
+    KafkaStorageError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+)
+from franz.protocol.records.batch import RecordBatchView, iter_batches
+from franz.storage.files import (
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TopicPartition,
+)
+from franz.storage.leader_epoch import LeaderEpochFileCache
+from franz.storage.log_loader import load_segments
+from franz.storage.partition_metadata import read_partition_metadata, write_partition_metadata
+from franz.storage.segment import LogSegment
+
+__all__ = ["FetchDataInfo", "Log", "LogAppendInfo", "TimestampAndOffset"]
+
+log = logging.getLogger(__name__)
+
+#: ListOffsets special timestamps (Kafka's ``ListOffsetsRequest``).
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+
+
+@dataclass(frozen=True, slots=True)
+class LogAppendInfo:
+    """What an append did (Kafka's ``LogAppendInfo``); offsets are -1 for an empty append."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int
+    log_start_offset: int
+    valid_bytes: int
+    batch_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchDataInfo:
+    """A byte range of one segment file to send as it is (``sendfile``), whole batches.
+
+    ``fd`` stays valid while the segment exists: deleted segments keep their files open for
+    ``file.delete.delay.ms`` so in-flight sends finish (Kafka's rule).
+    """
+
+    fetch_offset: int
+    fd: int
+    position: int
+    size: int
+
+    def read_bytes(self) -> bytes:
+        """The range's bytes (tests, tools; the broker uses ``sendfile`` instead)."""
+        return os.pread(self.fd, self.size, self.position) if self.size else b""
+
+
+@dataclass(frozen=True, slots=True)
+class TimestampAndOffset:
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+class Log:
+    """One partition's segments, offsets, leader epochs and retention."""
+
+    def __init__(
+        self,
+        directory: Path,
+        topic_partition: TopicPartition,
+        config: LogConfig,
+        clock: Clock,
+        *,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        high_watermark: int = 0,
+        had_clean_shutdown: bool = True,
+        topic_id: uuid.UUID | None = None,
+        on_io_error: Callable[[Path, OSError], None] | None = None,
+    ) -> None:
+        self.dir = directory
+        self.topic_partition = topic_partition
+        self.config = config
+        self._clock = clock
+        self._on_io_error = on_io_error
+        self.offline = False
+        self._segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self.recovery_point = recovery_point
+        self.last_flush_ms = clock.wall_ms()
+        directory.mkdir(parents=True, exist_ok=True)
+        self.topic_id = self._load_topic_id(topic_id)
+        self.leader_epoch_cache = LeaderEpochFileCache(directory)
+        load_segments(self, had_clean_shutdown=had_clean_shutdown, initial_offset=log_start_offset)
+        self.log_end_offset = self.active_segment.read_next_offset()
+        self.log_start_offset = max(log_start_offset, self._segments[0].base_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self.high_watermark = min(max(high_watermark, self.log_start_offset), self.log_end_offset)
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+
+    # -- segments ------------------------------------------------------------------------
+
+    @property
+    def segments(self) -> Sequence[LogSegment]:
+        return tuple(self._segments)
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    def new_segment(self, base_offset: int) -> LogSegment:
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            path = self.dir / f"{base_offset:020d}{suffix}"
+            if path.exists() and base_offset not in self._bases:
+                path.unlink()  # a stale file from a segment deleted before a crash
+        return LogSegment(
+            self.dir,
+            base_offset,
+            index_interval_bytes=self.config.index_interval_bytes,
+            max_index_size=self.config.segment_index_bytes,
+            clock=self._clock,
+            roll_jitter_ms=0,
+        )
+
+    def _add_segment(self, segment: LogSegment) -> None:
+        i = bisect.bisect_left(self._bases, segment.base_offset)
+        if i < len(self._bases) and self._bases[i] == segment.base_offset:
+            raise ValueError(f"duplicate segment {segment.base_offset} in {self.dir}")
+        self._bases.insert(i, segment.base_offset)
+        self._segments.insert(i, segment)
+
+    def _segment_index_for(self, offset: int) -> int:
+        """Index of the segment whose base offset is the floor of ``offset`` (0 if below)."""
+        return max(0, bisect.bisect_right(self._bases, offset) - 1)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments)
+
+    @property
+    def name(self) -> str:
+        return str(self.topic_partition)
+
+    # -- appends -------------------------------------------------------------------------
+
+    def append_as_leader(
+        self,
+        records: bytes | bytearray | memoryview,
+        leader_epoch: int,
+        *,
+        from_client: bool = True,
+    ) -> LogAppendInfo:
+        """Validate, assign offsets and append ``records`` (one or more whole v2 batches).
+
+        Raises, before writing anything: ``CorruptRecordError`` (bad length or CRC),
+        ``InvalidRecordError`` (bad header, client batch with baseOffset != 0, control batch
+        from a client), ``RecordTooLargeError`` (a batch over ``max.message.bytes``),
+        ``RecordBatchTooLargeError`` (more than a segment), ``InvalidTimestampError``.
+        ``KafkaStorageError`` if the write fails.
+        """
+        self._check_online()
+        buffer = records if isinstance(records, bytearray | memoryview) else bytearray(records)
+        views = self._validate(buffer, from_client=from_client)
+        if not views:
+            return self._empty_append_info()
+        now = self._clock.wall_ms()
+        append_time = now if self.config.log_append_time else -1
+        next_offset = self.log_end_offset
+        for view in views:
+            view.set_base_offset(next_offset)
+            if leader_epoch >= 0:
+                view.set_partition_leader_epoch(leader_epoch)
+            if append_time >= 0:
+                view.set_log_append_time(append_time)
+            else:
+                self._check_timestamps(view, now)
+            next_offset = view.next_offset
+        return self._append(buffer, views, append_time)
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
+        """Append batches whose offsets the leader assigned (replication, recovery tools)."""
+        self._check_online()
+        buffer = records if isinstance(records, bytearray | memoryview) else bytearray(records)
+        views = self._validate(buffer, from_client=False)
+        if not views:
+            return self._empty_append_info()
+        expected = self.log_end_offset
+        for view in views:
+            if view.base_offset < expected:
+                raise InvalidRecordError(
+                    f"out of order offsets: batch at {view.base_offset} appended to "
+                    f"{self.name} whose log end offset is {expected}"
+                )
+            expected = view.next_offset
+        return self._append(buffer, views, -1)
+
+    def _validate(
+        self, buffer: bytearray | memoryview, *, from_client: bool
+    ) -> list[RecordBatchView]:
+        views = list(iter_batches(buffer))
+        total = sum(view.size_in_bytes for view in views)
+        if total > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"record set of {total} bytes exceeds segment.bytes "
+                f"{self.config.segment_bytes} for {self.name}"
+            )
+        for view in views:
+            if view.size_in_bytes > self.config.max_message_bytes:
+                raise RecordTooLargeError(
+                    f"record batch of {view.size_in_bytes} bytes exceeds max.message.bytes "
+                    f"{self.config.max_message_bytes} for {self.name}"
+                )
+            if from_client:
+                if view.base_offset != 0:
+                    raise InvalidRecordError(
+                        f"the baseOffset of a record batch appended to {self.name} should be 0, "
+                        f"but it is {view.base_offset}"
+                    )
+                if view.records_count != view.last_offset_delta + 1:
+                    raise InvalidRecordError(
+                        f"inconsistent batch offset range and record count "
+                        f"({view.last_offset_delta + 1} vs {view.records_count})"
+                    )
+                if view.is_control_batch:
+                    raise InvalidRecordError("clients are not allowed to write control records")
+        return views
+
+    def _check_timestamps(self, view: RecordBatchView, now: int) -> None:
+        before = min(
+            self.config.message_timestamp_before_max_ms,
+            self.config.message_timestamp_difference_max_ms,
+        )
+        after = min(
+            self.config.message_timestamp_after_max_ms,
+            self.config.message_timestamp_difference_max_ms,
+        )
+        for timestamp in (view.base_timestamp, view.max_timestamp):
+            if timestamp < 0:
+                continue
+            if now - timestamp > before or timestamp - now > after:
+                raise InvalidTimestampError(
+                    f"timestamp {timestamp} of a batch for {self.name} is out of range "
+                    f"[now - {before}, now + {after}] (now = {now})"
+                )
+
+    def _append(
+        self, buffer: bytearray | memoryview, views: list[RecordBatchView], append_time: int
+    ) -> LogAppendInfo:
+        first, last = views[0], views[-1]
+        max_ts, offset_of_max = -1, -1
+        for view in views:
+            if view.max_timestamp > max_ts:
+                max_ts, offset_of_max = view.max_timestamp, view.last_offset
+        size = sum(view.size_in_bytes for view in views)
+        try:
+            segment = self._maybe_roll(size, max_ts, last.last_offset)
+            segment.append(
+                memoryview(buffer)[first.position : last.position + last.size_in_bytes], views
+            )
+        except OSError as exc:
+            self._fail(exc)
+        self.log_end_offset = last.next_offset
+        for view in views:
+            if view.partition_leader_epoch >= 0:
+                self.leader_epoch_cache.assign(view.partition_leader_epoch, view.base_offset)
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self.flush()
+        return LogAppendInfo(
+            first_offset=first.base_offset,
+            last_offset=last.last_offset,
+            max_timestamp=max_ts,
+            offset_of_max_timestamp=offset_of_max,
+            log_append_time=append_time,
+            log_start_offset=self.log_start_offset,
+            valid_bytes=size,
+            batch_count=len(views),
+        )
+
+    def _empty_append_info(self) -> LogAppendInfo:
+        return LogAppendInfo(-1, -1, -1, -1, -1, self.log_start_offset, 0, 0)
+
+    def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int) -> LogSegment:
+        segment = self.active_segment
+        if segment.should_roll(
+            messages_size=messages_size,
+            max_timestamp_in_messages=max_timestamp,
+            max_offset_in_messages=max_offset,
+            segment_bytes=self.config.segment_bytes,
+            segment_ms=self.config.segment_ms,
+            now_ms=self._clock.wall_ms(),
+        ):
+            segment = self.roll()
+        return segment
+
+    def roll(self) -> LogSegment:
+        """Start a new active segment at the LEO (no-op if the active one is empty there)."""
+        self._check_online()
+        active = self.active_segment
+        if active.size == 0 and active.base_offset == self.log_end_offset:
+            return active
+        try:
+            active.on_become_inactive()
+            segment = self.new_segment(self.log_end_offset)
+        except OSError as exc:
+            self._fail(exc)
+        self._add_segment(segment)
+        log.debug("rolled %s to a new segment at offset %d", self.name, segment.base_offset)
+        return segment
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_message: bool = True,
+    ) -> FetchDataInfo:
+        """Whole batches from the one holding ``offset``, up to ``max_bytes``.
+
+        ``max_offset`` (exclusive) bounds the read: the HW for consumers, None (the LEO) for
+        followers. ``OffsetOutOfRangeError`` if ``offset`` is below the log start offset or
+        above the LEO; an empty result at the LEO or at/after ``max_offset``.
+        """
+        self._check_online()
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"received request for offset {offset} for partition {self.name}, but we only "
+                f"have log segments in the range {self.log_start_offset} to {self.log_end_offset}"
+            )
+        limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
+        if offset >= limit:
+            return FetchDataInfo(offset, self.active_segment.fd, self.active_segment.size, 0)
+        limit_base, limit_position = self._position_of(limit)
+        i = self._segment_index_for(offset)
+        while i < len(self._segments):
+            segment = self._segments[i]
+            if segment.base_offset > limit_base:
+                break
+            max_position = limit_position if segment.base_offset == limit_base else None
+            try:
+                result = segment.read(offset, max_bytes, max_position, min_one_message)
+            except OSError as exc:
+                self._fail(exc)
+            if result is not None:
+                return FetchDataInfo(offset, segment.fd, result.position, result.size)
+            i += 1
+        return FetchDataInfo(offset, self.active_segment.fd, self.active_segment.size, 0)
+
+    def _position_of(self, offset: int) -> tuple[int, int]:
+        """(segment base offset, byte position) where data at ``offset`` starts."""
+        if offset >= self.log_end_offset:
+            return self.active_segment.base_offset, self.active_segment.size
+        i = self._segment_index_for(offset)
+        while i < len(self._segments):
+            location = self._segments[i].translate_offset(offset)
+            if location is not None:
+                return self._segments[i].base_offset, location.position
+            i += 1
+        return self.active_segment.base_offset, self.active_segment.size
+
+    def read_batch(self, segment: LogSegment, position: int, size: int) -> RecordBatchView:
+        return RecordBatchView(segment.read_bytes(position, size))
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """ListOffsets: the first record with timestamp >= ``timestamp`` (or -1/-2/-3).
+
+        Only this lookup decodes records: the time index and batch headers find the batch,
+        then its records are read to find the exact one, as Kafka does.
+        """
+        self._check_online()
+        from franz.protocol.records.inflated import iter_records
+
+        epoch = self.leader_epoch_cache.latest_epoch
+        if timestamp == EARLIEST_TIMESTAMP:
+            epoch_at = self._epoch_for_offset(self.log_start_offset)
+            return TimestampAndOffset(-1, self.log_start_offset, epoch_at)
+        if timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(-1, self.log_end_offset, epoch)
+        if timestamp == MAX_TIMESTAMP:
+            return self._max_timestamp_offset()
+        for segment in self._segments[self._segment_index_for(self.log_start_offset) :]:
+            if segment.largest_timestamp < timestamp:
+                continue
+            location = segment.find_batch_by_timestamp(timestamp, self.log_start_offset)
+            if location is None:
+                continue
+            batch = self.read_batch(segment, location.position, location.size)
+            for record in iter_records(batch):
+                if record.timestamp >= timestamp and record.offset >= self.log_start_offset:
+                    return TimestampAndOffset(
+                        record.timestamp, record.offset, batch.partition_leader_epoch
+                    )
+        return None
+
+    def _max_timestamp_offset(self) -> TimestampAndOffset | None:
+        from franz.protocol.records.inflated import iter_records
+
+        best: LogSegment | None = None
+        for segment in self._segments:
+            if segment.max_timestamp_so_far >= 0 and (
+                best is None or segment.max_timestamp_so_far > best.max_timestamp_so_far
+            ):
+                best = segment
+        if best is None:
+            return None
+        location = best.translate_offset(best.offset_of_max_timestamp_so_far)
+        if location is None:
+            return None
+        batch = self.read_batch(best, location.position, location.size)
+        for record in iter_records(batch):
+            if record.timestamp == best.max_timestamp_so_far:
+                return TimestampAndOffset(
+                    record.timestamp, record.offset, batch.partition_leader_epoch
+                )
+        return TimestampAndOffset(
+            batch.max_timestamp, batch.last_offset, batch.partition_leader_epoch
+        )
+
+    def _epoch_for_offset(self, offset: int) -> int:
+        epoch = -1
+        for entry in self.leader_epoch_cache.entries:
+            if entry.start_offset <= offset:
+                epoch = entry.epoch
+        return epoch
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Set the HW, clamped to [log start offset, LEO]; returns the value set."""
+        self.high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+        return self.high_watermark
+
+    def maybe_increment_log_start_offset(self, new_start: int) -> bool:
+        """DeleteRecords: move the log start offset forward (never past the HW)."""
+        self._check_online()
+        if new_start > self.high_watermark:
+            raise OffsetOutOfRangeError(
+                f"cannot increment the log start offset to {new_start} of partition {self.name} "
+                f"since it is larger than the high watermark {self.high_watermark}"
+            )
+        if new_start <= self.log_start_offset:
+            return False
+        self.log_start_offset = new_start
+        self.leader_epoch_cache.truncate_from_start(new_start)
+        return True
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove every batch at or after ``offset`` (a follower diverged from its leader)."""
+        self._check_online()
+        if offset >= self.log_end_offset:
+            return False
+        if offset < self._segments[0].base_offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
+        try:
+            while len(self._segments) > 1 and self._segments[-1].base_offset >= offset:
+                segment = self._segments.pop()
+                self._bases.pop()
+                segment.delete_files()
+            self.active_segment.truncate_to(offset)
+            self.active_segment.resize_indexes(self.config.segment_index_bytes)
+        except OSError as exc:
+            self._fail(exc)
+        self.log_end_offset = self.active_segment.read_next_offset()
+        self._after_truncation()
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every segment and restart the log empty at ``offset``."""
+        self._check_online()
+        try:
+            for segment in self._segments:
+                segment.delete_files()
+            self._segments.clear()
+            self._bases.clear()
+            self._add_segment(self.new_segment(offset))
+        except OSError as exc:
+            self._fail(exc)
+        self.log_end_offset = offset
+        self.log_start_offset = offset
+        self.leader_epoch_cache.clear()
+        self._after_truncation()
+
+    def _after_truncation(self) -> None:
+        self.high_watermark = min(self.high_watermark, self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self.log_start_offset = min(self.log_start_offset, self.log_end_offset)
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+
+    # -- retention -----------------------------------------------------------------------
+
+    def delete_old_segments(self) -> int:
+        """One retention pass; returns how many segments were scheduled for deletion.
+
+        With ``cleanup.policy`` containing ``delete``: segments whose largest timestamp is
+        older than ``retention.ms``, then the oldest segments beyond ``retention.bytes``.
+        Always: segments wholly below the log start offset (DeleteRecords). Only segments
+        wholly below the HW go; when every segment would go, the log rolls first so an empty
+        active segment remains (Kafka's behaviour).
+        """
+        self._check_online()
+        now = self._clock.wall_ms()
+        deleted = 0
+        if self.config.delete:
+            if self.config.retention_ms >= 0:
+                retention_ms = self.config.retention_ms
+                deleted += self._delete_oldest(
+                    lambda seg, _: now - seg.largest_timestamp > retention_ms, "retention.ms"
+                )
+            if self.config.retention_bytes >= 0:
+                excess = [self.size_in_bytes - self.config.retention_bytes]
+
+                def over_size(seg: LogSegment, _: LogSegment | None) -> bool:
+                    if excess[0] - seg.size >= 0:
+                        excess[0] -= seg.size
+                        return True
+                    return False
+
+                deleted += self._delete_oldest(over_size, "retention.bytes")
+        start = self.log_start_offset
+        deleted += self._delete_oldest(
+            lambda _, nxt: nxt is not None and nxt.base_offset <= start, "log start offset"
+        )
+        return deleted
+
+    def _delete_oldest(
+        self, predicate: Callable[[LogSegment, LogSegment | None], bool], reason: str
+    ) -> int:
+        deletable: list[LogSegment] = []
+        for i, segment in enumerate(self._segments):
+            nxt = self._segments[i + 1] if i + 1 < len(self._segments) else None
+            upper = nxt.base_offset if nxt is not None else self.log_end_offset
+            if nxt is None and segment.size == 0:
+                break
+            if upper > self.high_watermark or not predicate(segment, nxt):
+                break
+            deletable.append(segment)
+        if not deletable:
+            return 0
+        if len(deletable) == len(self._segments):
+            self.roll()
+        try:
+            for segment in deletable:
+                self._segments.remove(segment)
+                self._bases.remove(segment.base_offset)
+                segment.change_file_suffixes("", DELETED_SUFFIX)
+                self._pending_deletes.append(
+                    (self._clock.wall_ms() + self.config.file_delete_delay_ms, segment)
+                )
+        except OSError as exc:
+            self._fail(exc)
+        self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
+        self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        log.info(
+            "deleted %d segment(s) of %s (%s breached); log start offset is now %d",
+            len(deletable),
+            self.name,
+            reason,
+            self.log_start_offset,
+        )
+        return len(deletable)
+
+    def delete_expired_files(self, *, force: bool = False) -> int:
+        """Unlink ``.deleted`` segments whose ``file.delete.delay.ms`` has passed."""
+        now = self._clock.wall_ms()
+        keep: list[tuple[int, LogSegment]] = []
+        removed = 0
+        for due, segment in self._pending_deletes:
+            if force or due <= now:
+                segment.delete_files()
+                removed += 1
+            else:
+                keep.append((due, segment))
+        self._pending_deletes = keep
+        return removed
+
+    # -- flush and life cycle ------------------------------------------------------------
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync everything below ``offset`` (default: the LEO); moves the recovery point."""
+        self._check_online()
+        target = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+        if target <= self.recovery_point:
+            return
+        try:
+            for segment in self._segments[self._segment_index_for(self.recovery_point) :]:
+                if segment.base_offset >= target:
+                    break
+                segment.flush()
+        except OSError as exc:
+            self._fail(exc)
+        self.recovery_point = target
+        self.last_flush_ms = self._clock.wall_ms()
+
+    def flush_if_due(self) -> bool:
+        """Flush by ``flush.ms``, or flush rolled segments; returns whether it flushed."""
+        now = self._clock.wall_ms()
+        if self.recovery_point >= self.log_end_offset:
+            return False
+        if now - self.last_flush_ms >= self.config.flush_ms:
+            self.flush()
+            return True
+        if self.recovery_point < self.active_segment.base_offset:
+            self.flush(self.active_segment.base_offset)  # Kafka flushes a rolled segment
+            return True
+        return False
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply new topic configs; they take effect from the next append / retention pass."""
+        self.config = config
+
+    def close(self) -> None:
+        """Clean close: flush, final index entries, trimmed indexes, pending deletes done."""
+        if self.offline:
+            self._close_handlers()
+            return
+        self.flush()
+        self.delete_expired_files(force=True)
+        for segment in self._segments:
+            segment.close()
+
+    def _close_handlers(self) -> None:
+        for segment in self._segments:
+            segment.close_handlers()
+        for _, segment in self._pending_deletes:
+            segment.close_handlers()
+
+    def close_without_flush(self) -> None:
+        """Release handles as a crash would leave things (tests simulate crashes with it)."""
+        self._close_handlers()
+
+    def delete(self) -> None:
+        """Delete the whole partition directory (the topic is gone)."""
+        self._close_handlers()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def rename_dir(self, new_dir: Path) -> None:
+        os.replace(self.dir, new_dir)
+        self.dir = new_dir
+
+    # -- failure -------------------------------------------------------------------------
+
+    def _check_online(self) -> None:
+        if self.offline:
+            raise KafkaStorageError(f"the log dir of {self.name} ({self.dir.parent}) is offline")
+
+    def _fail(self, exc: OSError) -> NoReturn:
+        """An I/O error: the log goes offline and the caller gets KAFKA_STORAGE_ERROR."""
+        self.offline = True
+        log.error("I/O error on %s: %s; taking it offline", self.dir, exc)
+        if self._on_io_error is not None:
+            self._on_io_error(self.dir.parent, exc)
+        raise KafkaStorageError(f"I/O error on {self.name}: {exc}") from exc
+
+    def mark_offline(self) -> None:
+        self.offline = True
+
+    def _load_topic_id(self, topic_id: uuid.UUID | None) -> uuid.UUID | None:
+        stored = read_partition_metadata(self.dir)
+        if topic_id is None:
+            return stored
+        if stored is not None and stored != topic_id:
+            raise InvalidRecordError(
+                f"partition directory {self.dir} belongs to topic id {stored}, not {topic_id}"
+            )
+        if stored is None:
+            write_partition_metadata(self.dir, topic_id)
+        return topic_id
+
+    def __repr__(self) -> str:
+        return (
+            f"Log({self.name}, start={self.log_start_offset}, hw={self.high_watermark}, "
+            f"leo={self.log_end_offset}, segments={len(self._segments)})"
+        )

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up everything Franz needs on a fresh Debian 12 machine: system packages (apt) and a
+# virtualenv in .venv with Franz and its test dependencies. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# System packages the tests use as real peers (kcat: librdkafka's CLI client).
+APT_PACKAGES=(kcat)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "setup: installing ${missing[*]} with apt" >&2
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c 'import franz, crc32c, cramjam' # fail loudly if the install did not work

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up (scripts/setup.sh), then run the linters and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "== ruff" && .venv/bin/ruff check franz tests bench
+echo "== mypy" && .venv/bin/mypy
+echo "== import-linter" && .venv/bin/lint-imports
+echo "== pytest" && exec .venv/bin/python -m pytest "$@"
