@@ -47,6 +47,7 @@ from franz.errors import (
     RecordTooLargeError,
 )
 from franz.protocol.records.batch import RecordBatchView, iter_batches
+from franz.storage.checkpoints import CheckpointError
 from franz.storage.files import (
     DELETED_SUFFIX,
     INDEX_SUFFIX,
@@ -54,7 +55,7 @@ from franz.storage.files import (
     TIME_INDEX_SUFFIX,
     TopicPartition,
 )
-from franz.storage.leader_epoch import LeaderEpochFileCache
+from franz.storage.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
 from franz.storage.log_loader import load_segments
 from franz.storage.partition_metadata import read_partition_metadata, write_partition_metadata
 from franz.storage.segment import LogSegment
@@ -138,9 +139,22 @@ class Log:
         self.last_flush_ms = clock.wall_ms()
         directory.mkdir(parents=True, exist_ok=True)
         self.topic_id = self._load_topic_id(topic_id)
-        self.leader_epoch_cache = LeaderEpochFileCache(directory)
         load_segments(self, had_clean_shutdown=had_clean_shutdown, initial_offset=log_start_offset)
+        self.leader_epoch_cache = self._load_leader_epoch_cache()
         self.log_end_offset = self.active_segment.read_next_offset()
+        if self.log_end_offset < log_start_offset:
+            # Recovery cut the log below the checkpointed start: restart it there, as Kafka's
+            # LogLoader does, so offsets never go backwards for consumers.
+            log.warning(
+                "%s: log end offset %d is below the log start offset %d after recovery; "
+                "restarting the log at %d",
+                self.name,
+                self.log_end_offset,
+                log_start_offset,
+                log_start_offset,
+            )
+            self.high_watermark = 0
+            self.truncate_fully_and_start_at(log_start_offset)
         self.log_start_offset = max(log_start_offset, self._segments[0].base_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.high_watermark = min(max(high_watermark, self.log_start_offset), self.log_end_offset)
@@ -706,8 +720,28 @@ class Log:
     def mark_offline(self) -> None:
         self.offline = True
 
+    def _load_leader_epoch_cache(self) -> LeaderEpochFileCache:
+        try:
+            return LeaderEpochFileCache(self.dir)
+        except CheckpointError as exc:
+            # The epochs are in every batch header: rebuild rather than refuse to start.
+            log.warning("%s; rebuilding it from the batch headers", exc)
+            (self.dir / LEADER_EPOCH_CHECKPOINT).unlink()
+            cache = LeaderEpochFileCache(self.dir)
+            for segment in self._segments:
+                for location in segment.iter_locations():
+                    cache.assign(location.leader_epoch, location.base_offset)
+            return cache
+
     def _load_topic_id(self, topic_id: uuid.UUID | None) -> uuid.UUID | None:
-        stored = read_partition_metadata(self.dir)
+        try:
+            stored = read_partition_metadata(self.dir)
+        except ValueError as exc:
+            log.warning("ignoring a corrupt partition.metadata in %s: %s", self.dir, exc)
+            stored = None
+            if topic_id is None:
+                return None
+            write_partition_metadata(self.dir, topic_id)
         if topic_id is None:
             return stored
         if stored is not None and stored != topic_id:

@@ -118,7 +118,10 @@ class LogManager:
             for directory in self.log_dirs:
                 directory.mkdir(parents=True, exist_ok=True)
                 self._lock(directory)
-                self._check_meta_properties(directory)
+            # Check every dir before writing any, so a refused start stamps nothing.
+            missing = [d for d in self.log_dirs if not self._check_meta_properties(d)]
+            for directory in missing:
+                self._write_meta_properties(directory)
             for directory in self.log_dirs:
                 self._load_dir(directory)
         except BaseException:
@@ -150,7 +153,8 @@ class LogManager:
             ) from None
         self._locks[directory] = fd
 
-    def _check_meta_properties(self, directory: Path) -> None:
+    def _check_meta_properties(self, directory: Path) -> bool:
+        """Check a dir's meta.properties against the config; False if it must be written."""
         path = directory / META_PROPERTIES
         if path.exists():
             props = load_properties(path)
@@ -171,8 +175,11 @@ class LogManager:
                     f"{stored_cluster} in {path}. The broker is trying to join the wrong "
                     "cluster. Configured zookeeper.connect may be wrong."
                 )
-            if stored_cluster is not None:
-                return
+            return stored_cluster is not None or self.cluster_id is None
+        return False
+
+    def _write_meta_properties(self, directory: Path) -> None:
+        path = directory / META_PROPERTIES
         values = {"version": "0", "broker.id": str(self.broker_id)}
         if self.cluster_id is not None:
             values = {"cluster.id": self.cluster_id, **values}

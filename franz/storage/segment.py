@@ -72,6 +72,7 @@ class BatchLocation:
     position: int
     size: int
     max_timestamp: int
+    leader_epoch: int
 
     @property
     def end(self) -> int:
@@ -190,11 +191,11 @@ class LogSegment:
                 chunk_start, rel = position, 0
                 if len(chunk) < _WALK.size:
                     return
-            base, length, _, _, _, _, delta, _, max_ts = _WALK.unpack_from(chunk, rel)
+            base, length, epoch, _, _, _, delta, _, max_ts = _WALK.unpack_from(chunk, rel)
             size = LOG_OVERHEAD + length
             if length < MIN_BATCH_LENGTH or position + size > end:
                 return
-            yield BatchLocation(base, base + delta, position, size, max_ts)
+            yield BatchLocation(base, base + delta, position, size, max_ts, epoch)
             position += size
 
     def translate_offset(self, offset: int, starting_position: int = 0) -> BatchLocation | None:

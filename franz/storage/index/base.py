@@ -1,8 +1,9 @@
 """Fixed-width, memory-mapped, preallocated index files (Kafka's ``AbstractIndex``).
 
 An index is a file of equal-sized big-endian entries, sorted by key. A writable index is
-preallocated to ``max_index_size`` (rounded down to whole entries) and memory-mapped, so an
-append is a store into the map; the number of valid entries is kept in memory. On roll and
+preallocated to ``max_index_size`` (rounded down to whole entries, blocks reserved with
+``posix_fallocate`` so a full disk cannot SIGBUS the map) and memory-mapped, so an append is
+a store into the map; the number of valid entries is kept in memory. On roll and
 on clean close the file is trimmed to the valid entries, so a trimmed index file's length is
 exactly ``entries * entry_size``. An index that was not trimmed (a crash) is detected by
 :meth:`sanity_check` and rebuilt from the log: indexes carry no checksum, they can always be
@@ -43,13 +44,15 @@ class AbstractIndex:
         self._mmap: mmap.mmap | None = None
         self._length = 0
         entry_size = self.entry.size
-        new = not path.exists() or path.stat().st_size == 0
+        # An existing empty file is a trimmed index without entries, not a new one: it stays
+        # empty (the loader preallocates only the active segment's indexes).
+        new = not path.exists()
         flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
         fd = os.open(path, flags, 0o644)
         try:
             if new and writable:
                 self._length = self._round_down(max_index_size)
-                os.ftruncate(fd, self._length)
+                _reserve(fd, self._length)
                 self.entries = 0
             else:
                 self._length = os.fstat(fd).st_size
@@ -104,7 +107,10 @@ class AbstractIndex:
         self._unmap()
         fd = os.open(self.path, os.O_RDWR)
         try:
-            os.ftruncate(fd, length)
+            if length > self._length:
+                _reserve(fd, length)
+            else:
+                os.ftruncate(fd, length)
             self._length = length
             self.max_entries = length // self.entry.size
             self._map(fd)
@@ -180,3 +186,15 @@ class AbstractIndex:
     def delete(self) -> None:
         self._unmap()
         self.path.unlink(missing_ok=True)
+
+
+def _reserve(fd: int, length: int) -> None:
+    """Set the file's length with its blocks allocated now.
+
+    A sparse file (``ftruncate``) written through a memory map gets SIGBUS, which kills the
+    process, when the disk fills; ``posix_fallocate`` turns that into ENOSPC here, an
+    ``OSError`` the log maps to KAFKA_STORAGE_ERROR.
+    """
+    os.ftruncate(fd, length)
+    if length:
+        os.posix_fallocate(fd, 0, length)

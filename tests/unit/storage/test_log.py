@@ -277,3 +277,30 @@ def test_leader_epoch_end_offsets(tmp_path):
     assert cache.end_offset_for(5, log.log_end_offset) == (5, 10)
     reopened = Log(log.dir, TP, log.config, ManualClock())
     assert reopened.leader_epoch_cache.entries == [(0, 0), (2, 4), (5, 8)]
+
+
+def test_a_corrupt_leader_epoch_checkpoint_is_rebuilt_from_batch_headers(tmp_path):
+    log = make_log(tmp_path, segment_bytes=500)
+    for epoch in (0, 0, 3, 3, 7):
+        log.append_as_leader(batch(2), leader_epoch=epoch)
+    expected = log.leader_epoch_cache.entries
+    log.close()
+    (log.dir / "leader-epoch-checkpoint").write_text("garbage\n")
+    reopened = Log(log.dir, TP, log.config, ManualClock())
+    assert reopened.leader_epoch_cache.entries == expected == [(0, 0), (3, 4), (7, 8)]
+    assert (log.dir / "leader-epoch-checkpoint").read_text() == "0\n3\n0 0\n3 4\n7 8\n"
+
+
+def test_a_corrupt_partition_metadata_is_rewritten_with_the_known_topic_id(tmp_path):
+    import uuid
+
+    from franz.protocol.kafka_uuid import uuid_to_str
+
+    topic_id = uuid.UUID(int=12345)
+    log = Log(tmp_path / TP.dir_name, TP, LogConfig(), ManualClock(), topic_id=topic_id)
+    log.close()
+    (log.dir / "partition.metadata").write_text("version: 9\nnonsense")
+    reopened = Log(log.dir, TP, LogConfig(), ManualClock(), topic_id=topic_id)
+    assert reopened.topic_id == topic_id
+    text = (log.dir / "partition.metadata").read_text()
+    assert text == f"version: 0\ntopic_id: {uuid_to_str(topic_id)}"
