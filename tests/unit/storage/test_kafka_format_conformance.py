@@ -17,8 +17,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from franz.clock import ManualClock
 from franz.protocol.records.compression import CompressionType
 from franz.protocol.records.inflated import RecordBatchBuilder
