@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import random
 import shutil
 import uuid
 from collections.abc import Callable, Sequence
@@ -172,17 +173,24 @@ class Log:
         return self._segments[-1]
 
     def new_segment(self, base_offset: int) -> LogSegment:
+        """A fresh, empty segment at ``base_offset`` (stale files of that name removed)."""
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             path = self.dir / f"{base_offset:020d}{suffix}"
             if path.exists() and base_offset not in self._bases:
                 path.unlink()  # a stale file from a segment deleted before a crash
+        return self.open_segment(base_offset)
+
+    def open_segment(self, base_offset: int) -> LogSegment:
+        """The segment whose files are named after ``base_offset``, as they are on disk."""
+        jitter = self.config.segment_jitter_ms
         return LogSegment(
             self.dir,
             base_offset,
             index_interval_bytes=self.config.index_interval_bytes,
             max_index_size=self.config.segment_index_bytes,
             clock=self._clock,
-            roll_jitter_ms=0,
+            # Kafka draws a per-segment jitter so that many partitions do not roll at once.
+            roll_jitter_ms=random.randrange(jitter) if jitter > 0 else 0,
         )
 
     def _add_segment(self, segment: LogSegment) -> None:

@@ -61,12 +61,12 @@ def load_segments(target: Log, *, had_clean_shutdown: bool, initial_offset: int)
     recovered: set[int] = set()
     for base in bases:
         if not had_clean_shutdown and base >= recover_from:
-            target._add_segment(_open_segment(target, base))
+            target._add_segment(target.open_segment(base))
             continue
         missing_index = not segment_file(directory, base, INDEX_SUFFIX).exists() or not (
             segment_file(directory, base, TIME_INDEX_SUFFIX).exists()
         )
-        segment = _open_segment(target, base)
+        segment = target.open_segment(base)
         needs_rebuild = missing_index
         if not needs_rebuild:
             try:
@@ -90,18 +90,6 @@ def load_segments(target: Log, *, had_clean_shutdown: bool, initial_offset: int)
         if segment.base_offset in recovered:
             segment.on_become_inactive()  # final time-index entry, trimmed indexes
     target.active_segment.resize_indexes(target.config.segment_index_bytes)
-
-
-def _open_segment(target: Log, base: int) -> LogSegment:
-    from franz.storage.segment import LogSegment
-
-    return LogSegment(
-        target.dir,
-        base,
-        index_interval_bytes=target.config.index_interval_bytes,
-        max_index_size=target.config.segment_index_bytes,
-        clock=target._clock,
-    )
 
 
 def _recover_segment(target: Log, segment: LogSegment) -> int:
