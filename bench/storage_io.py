@@ -301,16 +301,22 @@ def franz_read_run(drain: Drain, kept: KeptLog, max_bytes: int, deadline: float)
         if not reads % 64 and clock() > deadline:
             cut = True
             break
+    t1, c1 = _finish(drain, cut, total - sent)
+    if not cut and (sent != total or offset != hw):
+        raise RuntimeError(f"read {sent} of {total} bytes, up to offset {offset} of {hw}")
+    return Run(t1 - t0, sent, sent // batch_size, c1 - c0, cut)
+
+
+def _finish(drain: Drain, cut: bool, missing: int) -> tuple[float, float]:
+    """Stop the clocks: after the receiver has everything, or at once for a run cut short
+    (then the receiver is padded with ``missing`` bytes so it can finish, untimed)."""
     if cut:
         t1, c1 = time.perf_counter(), cpu_seconds()
-        drain.pad(total - sent)
+        drain.pad(missing)
         drain.wait_ack()
-    else:
-        drain.wait_ack()
-        t1, c1 = time.perf_counter(), cpu_seconds()
-        if sent != total or offset != hw:
-            raise RuntimeError(f"read {sent} of {total} bytes, up to offset {offset} of {hw}")
-    return Run(t1 - t0, sent, sent // batch_size, c1 - c0, cut)
+        return t1, c1
+    drain.wait_ack()
+    return time.perf_counter(), cpu_seconds()
 
 
 Range = tuple[Path, int, int]
@@ -355,13 +361,7 @@ def sendfile_run(drain: Drain, ranges: list[Range], batch_size: int, deadline: f
             if not calls % 64 and clock() > deadline:
                 cut = True
                 break
-        if cut:
-            t1, c1 = time.perf_counter(), cpu_seconds()
-            drain.pad(total - sent)
-            drain.wait_ack()
-        else:
-            drain.wait_ack()
-            t1, c1 = time.perf_counter(), cpu_seconds()
+        t1, c1 = _finish(drain, cut, total - sent)
     finally:
         for fd in fds.values():
             os.close(fd)

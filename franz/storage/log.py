@@ -137,6 +137,7 @@ class Log:
         self._bases: list[int] = []
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self.recovery_point = recovery_point
+        self.high_watermark = 0  # set from the checkpoint once the segments are loaded
         self.last_flush_ms = clock.wall_ms()
         directory.mkdir(parents=True, exist_ok=True)
         self.topic_id = self._load_topic_id(topic_id)
@@ -154,7 +155,6 @@ class Log:
                 log_start_offset,
                 log_start_offset,
             )
-            self.high_watermark = 0
             self.truncate_fully_and_start_at(log_start_offset)
         self.log_start_offset = max(log_start_offset, self._segments[0].base_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
@@ -745,11 +745,9 @@ class Log:
         try:
             stored = read_partition_metadata(self.dir)
         except ValueError as exc:
+            # Rewritten below when the topic id is known.
             log.warning("ignoring a corrupt partition.metadata in %s: %s", self.dir, exc)
             stored = None
-            if topic_id is None:
-                return None
-            write_partition_metadata(self.dir, topic_id)
         if topic_id is None:
             return stored
         if stored is not None and stored != topic_id:
