@@ -659,6 +659,30 @@ class ProducerFencedError(ApiError):
     code = ErrorCode.PRODUCER_FENCED
 
 
+class InvalidPartitionsError(ApiError):
+    """A partition count below 1, or a CreatePartitions that does not increase it."""
+
+    code = ErrorCode.INVALID_PARTITIONS
+
+
+class InvalidReplicationFactorError(ApiError):
+    """A replication factor below 1 or above the number of live brokers."""
+
+    code = ErrorCode.INVALID_REPLICATION_FACTOR
+
+
+class UnknownTopicIdError(ApiError):
+    """A request names a topic id this broker does not know."""
+
+    code = ErrorCode.UNKNOWN_TOPIC_ID
+
+
+class CoordinatorNotAvailableError(ApiError):
+    """No coordinator serves the request (e.g. transactions, which Franz lacks)."""
+
+    code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
 def error_code_for(exc: BaseException) -> ErrorCode:
     """Return the protocol error code to report for ``exc``.
 

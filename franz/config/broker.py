@@ -74,6 +74,64 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("auto.create.topics.enable", _B, True, "Create topics on first use."),
     ConfigKey("zookeeper.connect", _S, None, "ZooKeeper connection string; unset = embedded."),
     ConfigKey("listeners", _LIST, ["PLAINTEXT://127.0.0.1:9092"], "Listener URIs."),
+    ConfigKey(
+        "advertised.listeners",
+        _LIST,
+        None,
+        "Listener URIs given to clients in Metadata (default: listeners, with the bound port).",
+    ),
+    ConfigKey("broker.rack", _S, None, "This broker's rack."),
+    ConfigKey(
+        "socket.request.max.bytes",
+        _I,
+        104857600,
+        "The largest request frame the broker reads.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "connections.max.idle.ms",
+        _L,
+        600000,
+        "Idle connections are closed after this many milliseconds.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "queued.max.requests",
+        _I,
+        500,
+        "Requests read ahead of their responses on one connection before reading pauses.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "socket.listen.backlog.size", _I, 50, "Backlog of the listening socket.", at_least(1)
+    ),
+    ConfigKey(
+        "fetch.max.bytes",
+        _I,
+        57671680,
+        "The most bytes one Fetch response returns, whatever the request asks.",
+        at_least(1024),
+    ),
+    ConfigKey(
+        "max.incremental.fetch.session.cache.slots",
+        _I,
+        1000,
+        "The most incremental fetch sessions the broker keeps.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "producer.id.expiration.ms",
+        _I,
+        86400000,
+        "Producer state is dropped after this long without a write from the producer.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "delete.topic.enable", _B, True, "Whether DeleteTopics is allowed."
+    ),
+    ConfigKey(
+        "controlled.shutdown.enable", _B, True, "Move leadership away before shutting down."
+    ),
 )
 
 _SYNONYMS: tuple[ConfigKey, ...] = tuple(

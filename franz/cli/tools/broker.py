@@ -7,31 +7,26 @@ Config keys and defaults are Kafka's. SIGTERM or SIGINT shuts down cleanly: logs
 flushed, checkpoints written and the clean-shutdown marker left, so the next start does
 not re-validate the logs.
 
-This release runs the storage engine (log loading and crash recovery, retention, flushes,
-checkpoints); the Kafka protocol listener is the next piece of work.
+The broker speaks the Kafka protocol on its listener (``listeners``, default
+PLAINTEXT://127.0.0.1:9092; port 0 binds an ephemeral port, printed in the start line).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import signal
 from pathlib import Path
 
-from franz.clock import SystemClock
+from franz.broker.broker import Broker
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.errors import InvalidConfigurationError
-from franz.storage.log_manager import LogManager
 
 __all__ = ["add_arguments", "run"]
 
 log = logging.getLogger("franz.broker")
-
-#: How often periodic storage work is checked; each task keeps its own Kafka interval.
-_TICK_SECONDS = 1.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,38 +65,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: BrokerConfig) -> int:
-    log_manager = LogManager(
-        config.log_dirs,
-        default_config=config.log_config(),
-        clock=SystemClock(),
-        broker_id=config.broker_id,
-        retention_check_interval_ms=config.get("log.retention.check.interval.ms"),
-        flush_check_interval_ms=config.get("log.flush.scheduler.interval.ms"),
-        recovery_point_checkpoint_interval_ms=config.get("log.flush.offset.checkpoint.interval.ms"),
-        log_start_offset_checkpoint_interval_ms=config.get(
-            "log.flush.start.offset.checkpoint.interval.ms"
-        ),
-        high_watermark_checkpoint_interval_ms=config.get(
-            "replica.high.watermark.checkpoint.interval.ms"
-        ),
-    )
-    log_manager.startup()
+    broker = Broker(config)
+    await broker.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    log.info(
-        "franz broker %d started: log dirs %s, %d partition(s)",
-        config.broker_id,
-        ", ".join(str(d) for d in log_manager.log_dirs),
-        len(log_manager.logs),
-    )
     try:
-        while not stop.is_set():
-            log_manager.tick()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), _TICK_SECONDS)
+        await stop.wait()
     finally:
-        log_manager.shutdown()
-        log.info("franz broker %d stopped", config.broker_id)
+        await broker.shutdown()
     return 0

@@ -1,0 +1,1 @@
+"""The broker: wiring, request dispatch, handlers (one module per API), topic management."""

@@ -1,0 +1,189 @@
+"""A Franz broker: storage, metadata, replicas and the Kafka listener, wired in order.
+
+Start-up: read the metadata store (topics and their configs are needed to open their logs
+with the right config), lock and load the log dirs (recovering after a crash), host every
+partition, then listen. Shutdown (SIGTERM/SIGINT, ``shutdown()``): stop accepting, finish the
+in-flight requests, then flush, checkpoint and leave the clean-shutdown marker.
+
+Embedded single-node mode (no ``zookeeper.connect``): metadata lives in
+``<first log dir>/franz-metadata.json`` and this broker is controller and only replica.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from franz.broker.dispatcher import Dispatcher
+from franz.broker.fetch_session import FetchSessionCache
+from franz.broker.producer_ids import ProducerIdManager
+from franz.broker.topic_manager import TopicManager
+from franz.clock import Clock, SystemClock
+from franz.cluster.replica_manager import ReplicaManager
+from franz.config.broker import BrokerConfig
+from franz.config.properties import load_properties
+from franz.config.topic import LogConfig
+from franz.errors import InvalidConfigurationError
+from franz.metadata.local import LocalMetadataStore
+from franz.network.server import SocketServer, SocketServerConfig
+from franz.protocol.kafka_uuid import uuid_to_str
+from franz.storage.log_manager import LogManager
+
+__all__ = ["Broker", "Listener", "parse_listener"]
+
+log = logging.getLogger("franz.broker")
+
+#: How often periodic storage work is checked; each task keeps its own Kafka interval.
+TICK_SECONDS = 1.0
+
+_LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:]*):(?P<port>\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    name: str
+    host: str
+    port: int
+
+    def uri(self, port: int | None = None) -> str:
+        return f"{self.name}://{self.host}:{self.port if port is None else port}"
+
+
+def parse_listener(text: str) -> Listener:
+    """``PLAINTEXT://host:port`` (Kafka's listener syntax; an empty host binds all)."""
+    match = _LISTENER.match(text.strip())
+    if not match:
+        raise InvalidConfigurationError(f"Unable to parse {text} to a broker endpoint")
+    name = match.group("name") or "PLAINTEXT"
+    if name != "PLAINTEXT":
+        raise InvalidConfigurationError(
+            f"listener {text}: only PLAINTEXT listeners are supported (no TLS or SASL yet)"
+        )
+    return Listener(name, match.group("host").strip("[]"), int(match.group("port")))
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.broker_id = config.broker_id
+        self.rack: str | None = config.get("broker.rack")
+        listeners = config.get("listeners")
+        if len(listeners) != 1:
+            raise InvalidConfigurationError(
+                f"listeners={','.join(listeners)}: exactly one listener is supported"
+            )
+        self.listener = parse_listener(listeners[0])
+        advertised = config.get("advertised.listeners")
+        self._advertised = parse_listener(advertised[0]) if advertised else None
+        self.fetch_max_bytes: int = config.get("fetch.max.bytes")
+        self.fetch_sessions = FetchSessionCache(
+            config.get("max.incremental.fetch.session.cache.slots")
+        )
+        log_dirs = config.log_dirs
+        self.store = LocalMetadataStore(log_dirs[0])
+        self.cluster_id = _stored_cluster_id(log_dirs) or uuid_to_str(uuid.uuid4())
+        self.log_manager = LogManager(
+            log_dirs,
+            default_config=config.log_config(),
+            clock=self.clock,
+            broker_id=self.broker_id,
+            cluster_id=self.cluster_id,
+            topic_config=self._topic_config,
+            retention_check_interval_ms=config.get("log.retention.check.interval.ms"),
+            flush_check_interval_ms=config.get("log.flush.scheduler.interval.ms"),
+            recovery_point_checkpoint_interval_ms=config.get(
+                "log.flush.offset.checkpoint.interval.ms"
+            ),
+            log_start_offset_checkpoint_interval_ms=config.get(
+                "log.flush.start.offset.checkpoint.interval.ms"
+            ),
+            high_watermark_checkpoint_interval_ms=config.get(
+                "replica.high.watermark.checkpoint.interval.ms"
+            ),
+        )
+        self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
+        self.topic_manager = TopicManager(
+            config, self.store, self.replica_manager, broker_id=self.broker_id
+        )
+        self.producer_ids = ProducerIdManager(self.store)
+        self.server = SocketServer(
+            SocketServerConfig(
+                host=self.listener.host or "0.0.0.0",
+                port=self.listener.port,
+                socket_request_max_bytes=config.get("socket.request.max.bytes"),
+                connections_max_idle_ms=config.get("connections.max.idle.ms"),
+                max_in_flight_requests=config.get("queued.max.requests"),
+                backlog=config.get("socket.listen.backlog.size"),
+            ),
+            Dispatcher(self),
+        )
+        self._ticker: asyncio.Task[None] | None = None
+        self._started = False
+
+    def _topic_config(self, topic: str) -> LogConfig:
+        return self.topic_manager.log_config(topic)
+
+    @property
+    def advertised_address(self) -> tuple[str, int]:
+        if self._advertised is not None:
+            return self._advertised.host, self._advertised.port
+        host = self.listener.host or "localhost"
+        if host == "0.0.0.0":
+            host = "localhost"
+        return host, self.server.bound_port or self.listener.port
+
+    async def start(self) -> None:
+        Path(self.store.path.parent).mkdir(parents=True, exist_ok=True)
+        self.store.load()
+        self.log_manager.startup()
+        try:
+            self.topic_manager.start_replicas()
+            await self.server.start()
+        except BaseException:
+            self.log_manager.shutdown()
+            raise
+        self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        self._started = True
+        log.info(
+            "franz broker %d started: listener %s, log dirs %s, %d partition(s)",
+            self.broker_id,
+            self.listener.uri(self.server.bound_port),
+            ", ".join(str(d) for d in self.log_manager.log_dirs),
+            len(self.replica_manager.partitions),
+        )
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            try:
+                self.log_manager.tick()
+            except Exception:
+                log.exception("periodic log maintenance failed")
+
+    async def shutdown(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        await self.server.shutdown()
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        self.log_manager.shutdown()
+        log.info("franz broker %d stopped", self.broker_id)
+
+
+def _stored_cluster_id(log_dirs: list[Path]) -> str | None:
+    for directory in log_dirs:
+        path = directory / "meta.properties"
+        if path.exists():
+            cluster_id = load_properties(path).get("cluster.id")
+            if cluster_id:
+                return cluster_id
+    return None

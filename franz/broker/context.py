@@ -1,0 +1,46 @@
+"""What a handler gets besides its request: the header, the connection, the broker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from franz.protocol.fetch import FileRegion
+from franz.protocol.headers import RequestHeader
+
+if TYPE_CHECKING:
+    from franz.broker.broker import Broker
+    from franz.network.connection import KafkaConnection
+
+__all__ = ["RawBody", "RequestContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    header: RequestHeader
+    connection: KafkaConnection
+    broker: Broker
+
+    @property
+    def api_version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def client_id(self) -> str:
+        return self.header.client_id or ""
+
+    @property
+    def client_host(self) -> str:
+        return self.connection.peer.rsplit(":", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class RawBody:
+    """A response body a handler encoded itself (Fetch, for ``sendfile``)."""
+
+    chunks: list[bytes | FileRegion]
+
+
+#: What a handler returns: a mapping of Kafka field names (built into the response version
+#: by ``franz.protocol.messages.build``), a ``RawBody``, or None when no response is sent.
+HandlerResult = dict[str, Any] | RawBody | None

@@ -1,0 +1,146 @@
+"""Requests in, responses out: header parsing, version checks, decoding, handler dispatch
+and the one place where failures become protocol outcomes.
+
+Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
+
+1. Parse the header. Unparsable: close the connection.
+2. ApiVersions at a version Franz does not serve: UNSUPPORTED_VERSION in a **v0 body** listing
+   the supported ranges (KIP-511), never a disconnect.
+3. Unknown API key, or another API at a version outside the accepted range: close the
+   connection, as Kafka does when it cannot parse a request (no response body exists for a
+   version Franz cannot encode). Clients never pick such versions: they negotiate from
+   ApiVersions.
+4. Decode the body with kio. Unparsable: close the connection.
+5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
+   per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
+   an exception escaping a handler is a bug: it is logged with its traceback and the
+   connection is closed, so the client retries on a fresh one.
+6. Encode: frame size, response header (v0, or v1 for flexible versions except
+   ApiVersions), body.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Final
+
+from franz.broker.context import RawBody, RequestContext
+from franz.broker.handlers import HANDLERS
+from franz.errors import ErrorCode, InvalidRequestError
+from franz.network.connection import CloseConnection, KafkaConnection, Response
+from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.fetch import FileRegion
+from franz.protocol.headers import (
+    RequestHeader,
+    encode_response_header,
+    parse_request_header,
+    response_header_version,
+)
+from franz.protocol.messages import build_response, decode_request, encode_response
+
+if TYPE_CHECKING:
+    from franz.broker.broker import Broker
+
+__all__ = ["Dispatcher"]
+
+log = logging.getLogger(__name__)
+
+_SIZE: Final = struct.Struct(">i")
+
+
+def unsupported_api_versions_body() -> bytes:
+    """ApiVersions v0 body: UNSUPPORTED_VERSION and every supported range."""
+    body = build_response(
+        ApiKey.API_VERSIONS,
+        0,
+        {
+            "error_code": ErrorCode.UNSUPPORTED_VERSION,
+            "api_keys": [
+                {"api_key": int(k), "min_version": s.min_advertised, "max_version": s.max_version}
+                for k, s in sorted(SUPPORTED_APIS.items())
+            ],
+        },
+    )
+    return encode_response(body)
+
+
+class Dispatcher:
+    """The ``RequestHandler`` the network layer calls for every frame."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+
+    def handle(
+        self, connection: KafkaConnection, frame: bytes
+    ) -> Response | Awaitable[Response | None] | None:
+        try:
+            header = parse_request_header(frame)
+        except InvalidRequestError as exc:
+            log.debug("closing %s: %s", connection.peer, exc)
+            raise CloseConnection from exc
+        support = SUPPORTED_APIS.get(header.api_key)  # type: ignore[call-overload]
+        if support is None:
+            log.debug(
+                "closing %s: unknown API key %d (correlation id %d)",
+                connection.peer,
+                header.api_key,
+                header.correlation_id,
+            )
+            raise CloseConnection
+        if not support.accepts(header.api_version):
+            if header.api_key == ApiKey.API_VERSIONS:
+                log.debug(
+                    "ApiVersions v%d from %s is not supported; answering with v0",
+                    header.api_version,
+                    connection.peer,
+                )
+                return self._frame(header, 0, [unsupported_api_versions_body()])
+            log.debug(
+                "closing %s: %s v%d is not supported (accepted %d-%d)",
+                connection.peer,
+                ApiKey(header.api_key).name,
+                header.api_version,
+                support.min_accepted,
+                support.max_version,
+            )
+            raise CloseConnection
+        try:
+            request = decode_request(header.api_key, header.api_version, frame, header.size)
+        except InvalidRequestError as exc:
+            log.debug("closing %s: %s", connection.peer, exc)
+            raise CloseConnection from exc
+        context = RequestContext(header, connection, self.broker)
+        result = HANDLERS[header.api_key](context, request)
+        if isinstance(result, Awaitable):
+            return self._complete_later(header, result)
+        return self._encode(header, result)
+
+    async def _complete_later(
+        self, header: RequestHeader, pending: Awaitable[Any]
+    ) -> Response | None:
+        return self._encode(header, await pending)
+
+    def _encode(self, header: RequestHeader, result: Any) -> Response | None:
+        if result is None:
+            return None
+        if isinstance(result, RawBody):
+            chunks = result.chunks
+        else:
+            chunks = [
+                encode_response(build_response(header.api_key, header.api_version, result))
+            ]
+        version = response_header_version(header.api_key, header.api_version)
+        return self._frame(header, version, chunks)
+
+    @staticmethod
+    def _frame(
+        header: RequestHeader, header_version: int, chunks: list[bytes | FileRegion]
+    ) -> Response:
+        head = encode_response_header(header.correlation_id, header_version)
+        size = len(head) + sum(c.size if isinstance(c, FileRegion) else len(c) for c in chunks)
+        first = chunks[0] if chunks else b""
+        if isinstance(first, bytes):
+            return [_SIZE.pack(size) + head + first, *chunks[1:]]
+        return [_SIZE.pack(size) + head, *chunks]

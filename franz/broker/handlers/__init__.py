@@ -1,0 +1,34 @@
+"""One module per API, each with ``handle(ctx, request)``; ``HANDLERS`` maps API keys to them.
+
+An API appears in ApiVersions exactly when it is registered here (and listed in
+``franz.protocol.api_keys.SUPPORTED_APIS`` with its versions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.handlers import (
+    api_versions,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    produce,
+)
+from franz.protocol.api_keys import ApiKey
+
+__all__ = ["HANDLERS", "Handler"]
+
+Handler = Callable[[RequestContext, Any], HandlerResult | Awaitable[HandlerResult]]
+
+HANDLERS: dict[int, Handler] = {
+    ApiKey.PRODUCE: produce.handle,
+    ApiKey.FETCH: fetch.handle,
+    ApiKey.LIST_OFFSETS: list_offsets.handle,
+    ApiKey.METADATA: metadata.handle,
+    ApiKey.API_VERSIONS: api_versions.handle,
+    ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+}

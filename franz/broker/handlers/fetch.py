@@ -1,0 +1,240 @@
+"""Fetch (1): consumers read committed batches, long-polling for new ones.
+
+* Reads whole batches from the one holding the fetch offset (a mid-batch offset returns its
+  batch; the client skips the records before it), up to each partition's ``max_bytes`` and
+  the request's ``max_bytes`` (capped by the broker's ``fetch.max.bytes``); the first
+  partition with data returns at least one batch even if larger (KIP-74).
+* Records are not copied: each partition's data is a ``FileRegion`` of its segment file,
+  written with ``sendfile`` by the network layer (``franz.protocol.fetch`` encodes the rest).
+* Long poll: fewer than ``min_bytes`` and no error -> wait until an append to one of the
+  partitions (``ReplicaManager.wait_for_appends``) or ``max_wait_ms``, then read again.
+* Incremental fetch sessions (v7+, KIP-227): ``franz.broker.fetch_session``.
+* Topic ids replace names from v13; an unknown id gets UNKNOWN_TOPIC_ID.
+* Isolation: Franz has no transactions, so the last stable offset equals the high watermark
+  and read_committed reads the same as read_uncommitted.
+* Follower fetches (replica id >= 0) arrive with replication (cluster mode).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from franz.broker.context import HandlerResult, RawBody, RequestContext
+from franz.broker.fetch_session import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    CachedPartition,
+    FetchSession,
+    SessionKey,
+)
+from franz.errors import ErrorCode, error_code_for
+from franz.protocol.fetch import (
+    FetchPartitionResult,
+    FetchTopicResult,
+    FileRegion,
+    encode_fetch_response,
+)
+from franz.protocol.messages import timedelta_ms
+from franz.storage.files import TopicPartition
+
+__all__ = ["handle"]
+
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+@dataclass(slots=True)
+class _Plan:
+    version: int
+    partitions: list[CachedPartition]
+    topic_ids: dict[str, uuid.UUID]
+    session: FetchSession | None
+    incremental: bool
+    max_bytes: int
+    min_bytes: int
+    max_wait_ms: int
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
+    broker = ctx.broker
+    version = ctx.api_version
+    topics = broker.topic_manager
+    requested: list[CachedPartition] = []
+    topic_ids: dict[str, uuid.UUID] = {}
+    for topic in request.topics:
+        name: str = getattr(topic, "topic", None) or ""
+        topic_id = getattr(topic, "topic_id", None)
+        if version >= 13:
+            record = topics.by_id(topic_id)
+            name = record.name if record is not None else f"<unknown topic id {topic_id}>"
+            topic_ids[name] = topic_id if topic_id is not None else _ZERO_UUID
+        else:
+            record = topics.get(name)
+            topic_ids[name] = record.topic_id if record is not None else _ZERO_UUID
+        for p in topic.partitions:
+            requested.append(
+                CachedPartition(
+                    name,
+                    p.partition,
+                    p.fetch_offset,
+                    p.partition_max_bytes,
+                    getattr(p, "current_leader_epoch", -1),
+                )
+            )
+    forgotten: list[SessionKey] = []
+    for topic in getattr(request, "forgotten_topics_data", ()) or ():
+        name = getattr(topic, "topic", None) or ""
+        if version >= 13:
+            record = topics.by_id(topic.topic_id)
+            name = record.name if record is not None else f"<unknown topic id {topic.topic_id}>"
+        forgotten.extend((name, p) for p in topic.partitions)
+
+    session_id = getattr(request, "session_id", 0)
+    epoch = getattr(request, "session_epoch", FINAL_EPOCH)
+    cache = broker.fetch_sessions
+    session: FetchSession | None = None
+    incremental = False
+    if version >= 7:
+        if epoch == FINAL_EPOCH:
+            if session_id:
+                cache.remove(session_id)
+        elif epoch == INITIAL_EPOCH:
+            if session_id:
+                cache.remove(session_id)
+            session = cache.create()
+            if session is not None:
+                for cached in requested:
+                    session.upsert(cached)
+        else:
+            found = cache.lookup(session_id, epoch)
+            if isinstance(found, ErrorCode):
+                return RawBody(encode_fetch_response(version, [], error_code=found))
+            session = found
+            incremental = True
+            for cached in requested:
+                session.upsert(cached)
+            for key in forgotten:
+                session.forget(key)
+            for cached in session.partitions.values():
+                if cached.topic not in topic_ids:
+                    record = topics.get(cached.topic)
+                    topic_ids[cached.topic] = record.topic_id if record else _ZERO_UUID
+    if session is not None:
+        session.next_epoch = epoch + 1 if incremental else 1
+        partitions = list(session.partitions.values())
+    else:
+        partitions = requested
+    plan = _Plan(
+        version=version,
+        partitions=partitions,
+        topic_ids=topic_ids,
+        session=session,
+        incremental=incremental,
+        max_bytes=min(request.max_bytes, broker.fetch_max_bytes),
+        min_bytes=request.min_bytes,
+        max_wait_ms=timedelta_ms(request.max_wait),
+    )
+    results, total, errors = _read(ctx, plan)
+    if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
+        return _respond(plan, results)
+    return _long_poll(ctx, plan, total)
+
+
+async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerResult:
+    replica_manager = ctx.broker.replica_manager
+    tps = [TopicPartition(c.topic, c.partition) for c in plan.partitions]
+    deadline = time.monotonic() + plan.max_wait_ms / 1000
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        await replica_manager.wait_for_appends(tps, remaining)
+        results, total, errors = _read(ctx, plan)
+        if total >= plan.min_bytes or errors:
+            return _respond(plan, results)
+    results, _, _ = _read(ctx, plan)
+    return _respond(plan, results)
+
+
+def _read(
+    ctx: RequestContext, plan: _Plan
+) -> tuple[list[tuple[CachedPartition, FetchPartitionResult]], int, bool]:
+    replica_manager = ctx.broker.replica_manager
+    remaining = plan.max_bytes
+    total = 0
+    errors = False
+    min_one = True
+    out = []
+    for cached in plan.partitions:
+        result = FetchPartitionResult(cached.partition)
+        out.append((cached, result))
+        try:
+            tp = TopicPartition(cached.topic, cached.partition)
+            partition = replica_manager.get_partition(tp)
+        except Exception as exc:
+            result.error_code = (
+                ErrorCode.UNKNOWN_TOPIC_ID
+                if plan.version >= 13 and ctx.broker.topic_manager.get(cached.topic) is None
+                else error_code_for(exc)
+            )
+            errors = True
+            continue
+        result.high_watermark = partition.high_watermark
+        result.last_stable_offset = partition.high_watermark
+        result.log_start_offset = partition.log_start_offset
+        epoch = cached.current_leader_epoch
+        if epoch >= 0 and epoch != partition.leader_epoch:
+            result.error_code = (
+                ErrorCode.FENCED_LEADER_EPOCH
+                if epoch < partition.leader_epoch
+                else ErrorCode.UNKNOWN_LEADER_EPOCH
+            )
+            errors = True
+            continue
+        limit = min(cached.max_bytes, remaining)
+        if limit <= 0 and not min_one:
+            continue
+        try:
+            info = partition.read(cached.fetch_offset, max(limit, 0), min_one_message=min_one)
+        except Exception as exc:
+            result.error_code = error_code_for(exc)
+            errors = True
+            continue
+        if info.size:
+            result.records = [FileRegion(info.fd, info.position, info.size)]
+            remaining -= info.size
+            total += info.size
+            min_one = False
+    return out, total, errors
+
+
+def _respond(
+    plan: _Plan, results: list[tuple[CachedPartition, FetchPartitionResult]]
+) -> HandlerResult:
+    by_topic: dict[str, FetchTopicResult] = {}
+    with_data: list[SessionKey] = []
+    for cached, result in results:
+        has_data = bool(result.records)
+        changed = cached.changed(result.high_watermark, result.log_start_offset)
+        if plan.incremental and not (has_data or result.error_code or changed):
+            continue
+        if has_data:
+            with_data.append((cached.topic, cached.partition))
+        topic = by_topic.get(cached.topic)
+        if topic is None:
+            topic = by_topic[cached.topic] = FetchTopicResult(
+                cached.topic, plan.topic_ids.get(cached.topic, _ZERO_UUID), []
+            )
+        topic.partitions.append(result)
+    if plan.session is not None:
+        plan.session.rotate_to_end(with_data)
+    return RawBody(
+        encode_fetch_response(
+            plan.version,
+            list(by_topic.values()),
+            session_id=plan.session.session_id if plan.session is not None else 0,
+        )
+    )

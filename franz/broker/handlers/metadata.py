@@ -1,0 +1,128 @@
+"""Metadata (3): brokers, cluster id, controller, topics with their partitions.
+
+Requested topics that do not exist are created when both ``auto.create.topics.enable`` and
+the request's ``allow_auto_topic_creation`` (v4+; always true before) say so. In single-node
+mode creation is synchronous, so the new topic is described in the same response instead of
+Kafka's first LEADER_NOT_AVAILABLE. Topics requested by id (v10+) that do not exist get
+UNKNOWN_TOPIC_ID; invalid names INVALID_TOPIC_EXCEPTION.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.topic_manager import validate_topic_name
+from franz.errors import ApiError, ErrorCode, error_code_for
+from franz.metadata.store import TopicRecord
+from franz.storage.files import TopicPartition
+
+__all__ = ["handle"]
+
+#: Kafka's "authorized operations not requested" sentinel (Integer.MIN_VALUE).
+AUTHORIZED_OPERATIONS_OMITTED: Final = -(2**31)
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    broker = ctx.broker
+    version = ctx.api_version
+    topics = broker.topic_manager
+    requested = request.topics
+    allow_auto_create = getattr(request, "allow_auto_topic_creation", True)
+    results: list[dict[str, Any]] = []
+    if requested is None or (version == 0 and not requested):
+        for existing in sorted(topics.topics().values(), key=lambda r: r.name):
+            results.append(describe_topic(ctx, existing))
+    else:
+        for entry in requested:
+            name: str | None = getattr(entry, "name", None)
+            topic_id = getattr(entry, "topic_id", None)
+            record: TopicRecord | None
+            if not name and topic_id is not None and topic_id.int != 0:
+                record = topics.by_id(topic_id)
+                if record is None:
+                    results.append(
+                        _error_topic(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+                    )
+                else:
+                    results.append(describe_topic(ctx, record))
+                continue
+            try:
+                name = validate_topic_name(name)
+            except ApiError as exc:
+                results.append(_error_topic(name, None, exc.code))
+                continue
+            record = topics.get(name)
+            if record is None and allow_auto_create:
+                try:
+                    record = topics.maybe_auto_create(name)
+                except ApiError as exc:
+                    results.append(_error_topic(name, None, error_code_for(exc)))
+                    continue
+            if record is None:
+                results.append(_error_topic(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                results.append(describe_topic(ctx, record))
+    host, port = broker.advertised_address
+    return {
+        "throttle_time": 0,
+        "brokers": [
+            {"node_id": broker.broker_id, "host": host, "port": port, "rack": broker.rack}
+        ],
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.broker_id,
+        "topics": results,
+        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
+
+
+def _error_topic(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "error_code": code,
+        "name": name,
+        "is_internal": False,
+        "partitions": [],
+        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
+    if topic_id is not None:
+        out["topic_id"] = topic_id
+    return out
+
+
+def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
+    replica_manager = ctx.broker.replica_manager
+    partitions = []
+    for index, replicas in sorted(record.assignment.items()):
+        partition = replica_manager.partitions.get(TopicPartition(record.name, index))
+        if partition is None:
+            partitions.append(
+                {
+                    "error_code": ErrorCode.LEADER_NOT_AVAILABLE,
+                    "partition_index": index,
+                    "leader_id": -1,
+                    "leader_epoch": -1,
+                    "replica_nodes": replicas,
+                    "isr_nodes": [],
+                    "offline_replicas": replicas,
+                }
+            )
+            continue
+        partitions.append(
+            {
+                "error_code": ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else 0,
+                "partition_index": index,
+                "leader_id": partition.leader_id,
+                "leader_epoch": partition.leader_epoch,
+                "replica_nodes": partition.replicas,
+                "isr_nodes": partition.isr,
+                "offline_replicas": [ctx.broker.broker_id] if partition.log.offline else [],
+            }
+        )
+    return {
+        "error_code": 0,
+        "name": record.name,
+        "topic_id": record.topic_id,
+        "is_internal": ctx.broker.topic_manager.is_internal(record.name),
+        "partitions": partitions,
+        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }

@@ -1,0 +1,106 @@
+"""Produce (0): append record batches to partition leaders.
+
+The hot path. Records stay opaque: ``Log.append_as_leader`` checks each batch's header and
+CRC, patches offsets and leader epoch in place, and writes the bytes as they came; nothing
+here decodes a record. Per partition the outcome is an error code (errors as values):
+INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION (Produce never auto-creates, as in
+Kafka; Metadata does), CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP,
+the idempotence errors, KAFKA_STORAGE_ERROR.
+
+acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
+alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
+as Kafka does, a failed acks=0 produce closes the connection so the client notices.
+Transactional produce (a transactional id) is refused with INVALID_TXN_STATE: Franz has no
+transaction coordinator yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.topic_manager import validate_topic_name
+from franz.errors import ApiError, ErrorCode, error_code_for
+from franz.network.connection import CloseConnection
+from franz.storage.files import TopicPartition
+
+__all__ = ["handle"]
+
+log = logging.getLogger(__name__)
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    broker = ctx.broker
+    acks = request.acks
+    replica_manager = broker.replica_manager
+    topics = broker.topic_manager
+    bad_acks = acks not in (0, 1, -1)
+    transactional = request.transactional_id is not None
+    failed = False
+    responses = []
+    for topic_data in request.topic_data:
+        name = topic_data.name
+        partition_responses = []
+        topic_error: ErrorCode | None = None
+        try:
+            validate_topic_name(name)
+        except ApiError as exc:
+            topic_error = exc.code
+        else:
+            if topics.get(name) is None:
+                topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if bad_acks:
+            topic_error = ErrorCode.INVALID_REQUIRED_ACKS
+        elif transactional:
+            topic_error = ErrorCode.INVALID_TXN_STATE
+        for partition_data in topic_data.partition_data:
+            index = partition_data.index
+            if topic_error is not None:
+                failed = True
+                partition_responses.append(_error(index, topic_error, None))
+                continue
+            records = partition_data.records
+            if not records:
+                failed = True
+                partition_responses.append(
+                    _error(index, ErrorCode.CORRUPT_MESSAGE, "the record set is empty")
+                )
+                continue
+            try:
+                info = replica_manager.append(TopicPartition(name, index), records)
+            except Exception as exc:
+                failed = True
+                code = error_code_for(exc)
+                if code == ErrorCode.UNKNOWN_SERVER_ERROR:
+                    log.exception("unexpected error appending to %s-%d", name, index)
+                else:
+                    log.debug("produce to %s-%d failed: %s", name, index, exc)
+                partition_responses.append(_error(index, code, str(exc) or None))
+                continue
+            partition_responses.append(
+                {
+                    "index": index,
+                    "error_code": 0,
+                    "base_offset": info.first_offset,
+                    "log_append_time": info.log_append_time,
+                    "log_start_offset": info.log_start_offset,
+                }
+            )
+        responses.append({"name": name, "partition_responses": partition_responses})
+    if acks == 0:
+        if failed:
+            raise CloseConnection
+        return None
+    return {"responses": responses, "throttle_time": 0}
+
+
+def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "error_code": code,
+        "base_offset": -1,
+        "log_append_time": -1,
+        "log_start_offset": -1,
+        "error_message": message,
+    }

@@ -1,0 +1,1 @@
+"""Partitions as replicas: leadership, high watermark, ISR (single-node for now)."""

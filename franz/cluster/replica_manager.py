@@ -1,0 +1,107 @@
+"""The partitions this broker hosts, appends to them and long-poll wake-ups
+(Kafka's ``ReplicaManager`` with its fetch purgatory).
+
+Delayed fetches: a Fetch that found fewer than ``min_bytes`` waits on the partitions it reads
+(``wait_for_appends``); every append to a partition wakes its waiters at once, so a
+long-polling consumer sees a record within one event-loop turn of its append.
+
+Concurrency: owned by the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Iterable
+
+from franz.cluster.partition import Partition
+from franz.config.topic import LogConfig
+from franz.errors import NotLeaderOrFollowerError, UnknownTopicOrPartitionError
+from franz.storage.files import TopicPartition
+from franz.storage.log import LogAppendInfo
+from franz.storage.log_manager import LogManager
+
+__all__ = ["ReplicaManager"]
+
+log = logging.getLogger(__name__)
+
+
+class ReplicaManager:
+    def __init__(self, log_manager: LogManager, broker_id: int) -> None:
+        self.log_manager = log_manager
+        self.broker_id = broker_id
+        self.partitions: dict[TopicPartition, Partition] = {}
+        self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
+
+    def make_leader(
+        self,
+        tp: TopicPartition,
+        topic_id: uuid.UUID,
+        config: LogConfig,
+        replicas: list[int],
+    ) -> Partition:
+        existing = self.partitions.get(tp)
+        if existing is not None:
+            return existing
+        partition_log = self.log_manager.get_or_create_log(tp, config=config, topic_id=topic_id)
+        partition = Partition(
+            tp, topic_id, partition_log, broker_id=self.broker_id, replicas=replicas
+        )
+        self.partitions[tp] = partition
+        return partition
+
+    def remove_partition(self, tp: TopicPartition, *, delete: bool) -> None:
+        self.partitions.pop(tp, None)
+        self._wake(tp)
+        if delete:
+            self.log_manager.delete_log(tp)
+
+    def get_partition(self, tp: TopicPartition) -> Partition:
+        """The hosted partition, or ``UnknownTopicOrPartitionError``."""
+        partition = self.partitions.get(tp)
+        if partition is None:
+            raise UnknownTopicOrPartitionError(
+                f"This server does not host this topic-partition: {tp}"
+            )
+        if partition.leader_id != self.broker_id:
+            raise NotLeaderOrFollowerError(f"broker {self.broker_id} is not the leader of {tp}")
+        return partition
+
+    def append(self, tp: TopicPartition, records: bytes | memoryview) -> LogAppendInfo:
+        """Append to the leader replica and wake fetchers waiting on ``tp``."""
+        info = self.get_partition(tp).append_records_to_leader(records)
+        if info.batch_count:
+            self._wake(tp)
+        return info
+
+    def _wake(self, tp: TopicPartition) -> None:
+        waiters = self._waiters.pop(tp, None)
+        if waiters:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def wait_for_appends(self, tps: Iterable[TopicPartition], timeout_s: float) -> bool:
+        """Wait until one of ``tps`` gets an append, or ``timeout_s``; True if woken."""
+        if timeout_s <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        keys = list(tps)
+        for tp in keys:
+            self._waiters.setdefault(tp, []).append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            for tp in keys:
+                waiters = self._waiters.get(tp)
+                if waiters is not None:
+                    with contextlib.suppress(ValueError):
+                        waiters.remove(waiter)
+                    if not waiters:
+                        del self._waiters[tp]

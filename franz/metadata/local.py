@@ -1,0 +1,118 @@
+"""Embedded single-node metadata: one JSON file under the first log dir.
+
+File ``<log.dir>/franz-metadata.json``, rewritten atomically (write to ``.tmp``, fsync,
+rename, fsync the dir) on every change::
+
+    {"version": 1,
+     "next_producer_id": 1000,
+     "topics": {"events": {"topic_id": "<base64url uuid>",
+                           "partitions": {"0": [0], "1": [0]},
+                           "configs": {"retention.ms": "3600000"}}}}
+
+Topic ids use Kafka's base64url text form. The ZooKeeper store keeps the same records in
+Kafka's znodes; both satisfy ``MetadataStore``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from franz.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from franz.metadata.store import TopicRecord
+from franz.protocol.kafka_uuid import uuid_from_str, uuid_to_str
+
+__all__ = ["METADATA_FILE", "LocalMetadataStore"]
+
+METADATA_FILE: Final = "franz-metadata.json"
+_VERSION: Final = 1
+
+
+class LocalMetadataStore:
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory) / METADATA_FILE
+        self._topics: dict[str, TopicRecord] = {}
+        self._next_producer_id = 0
+
+    def load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            self._topics = {}
+            self._next_producer_id = 0
+            return
+        if data.get("version") != _VERSION:
+            raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
+        self._next_producer_id = int(data.get("next_producer_id", 0))
+        self._topics = {
+            name: TopicRecord(
+                name=name,
+                topic_id=uuid_from_str(body["topic_id"]),
+                assignment={int(p): list(r) for p, r in body["partitions"].items()},
+                configs=dict(body.get("configs", {})),
+            )
+            for name, body in data.get("topics", {}).items()
+        }
+
+    def _save(self) -> None:
+        data: dict[str, Any] = {
+            "version": _VERSION,
+            "next_producer_id": self._next_producer_id,
+            "topics": {
+                name: {
+                    "topic_id": uuid_to_str(record.topic_id),
+                    "partitions": {str(p): r for p, r in sorted(record.assignment.items())},
+                    "configs": record.configs,
+                }
+                for name, record in sorted(self._topics.items())
+            },
+        }
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def topics(self) -> dict[str, TopicRecord]:
+        return self._topics
+
+    def create_topic(self, record: TopicRecord) -> None:
+        if record.name in self._topics:
+            raise TopicAlreadyExistsError(f"Topic '{record.name}' already exists.")
+        self._topics[record.name] = record
+        self._save()
+
+    def delete_topic(self, name: str) -> None:
+        if self._topics.pop(name, None) is None:
+            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+        self._save()
+
+    def add_partitions(self, name: str, assignment: dict[int, list[int]]) -> None:
+        record = self._require(name)
+        record.assignment.update(assignment)
+        self._save()
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        record = self._require(name)
+        record.configs = dict(configs)
+        self._save()
+
+    def allocate_producer_ids(self, count: int) -> int:
+        first = self._next_producer_id
+        self._next_producer_id += count
+        self._save()
+        return first
+
+    def _require(self, name: str) -> TopicRecord:
+        record = self._topics.get(name)
+        if record is None:
+            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+        return record

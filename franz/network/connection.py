@@ -1,0 +1,327 @@
+"""One client connection: frames in, responses out in request order, with flow control.
+
+Rules this file keeps (Kafka's ``SocketServer``/``Processor`` and uvicorn's protocol are the
+models):
+
+* **Order.** Responses leave in the order the requests arrived, whatever order their
+  handlers finish in (a long-polling Fetch holds back the responses queued after it, as in
+  Kafka where the channel is muted until the response is sent). A request that expects no
+  response (Produce with acks=0) takes no place in the queue.
+* **Eager handling.** Requests are handed to the handler as soon as they are framed, in order,
+  from ``data_received``. A handler that can answer at once (Produce, Metadata) does so
+  synchronously, so appends from pipelined requests happen in arrival order (the idempotent
+  producer relies on that); one that must wait (Fetch long poll) returns an awaitable.
+* **Flow control.** Reading stops while more than ``max_in_flight`` responses are pending or
+  the transport's write buffer is above its high-water mark (a client that does not read its
+  responses), and resumes when both drain. A request never makes the broker buffer more
+  than ``socket.request.max.bytes`` of one frame.
+* **Zero copy.** A response is a list of chunks: ``bytes`` go through the transport,
+  ``FileRegion`` chunks are written with ``sendfile`` (``loop.sendfile``) once everything
+  before them is on the wire. A region that comes back short (the segment was truncated
+  under us) leaves the stream unframeable, so the connection is closed (Kafka's
+  ``FileRecords.writeTo`` does the same).
+* **Garbage closes only this connection**: bad frame sizes, unparsable headers or bodies,
+  unknown API keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import socket
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol
+
+from franz.protocol.fetch import FileRegion
+from franz.protocol.framing import FrameDecoder, FramingError
+
+if TYPE_CHECKING:
+    from franz.network.server import SocketServer
+
+__all__ = ["CloseConnection", "KafkaConnection", "RequestHandler", "Response"]
+
+log = logging.getLogger(__name__)
+
+#: A whole response frame, size prefix included: bytes and file regions, in order.
+Response = list[bytes | FileRegion]
+
+
+class CloseConnection(Exception):
+    """Raised by a handler: drop this connection (Kafka's reaction to garbage)."""
+
+
+class RequestHandler(Protocol):
+    """Turns one request frame into its response (see the module docstring)."""
+
+    def handle(
+        self, connection: KafkaConnection, frame: bytes
+    ) -> Response | Awaitable[Response | None] | None:
+        """Return the response, None for no response, or an awaitable of either.
+
+        Raise ``CloseConnection`` to drop the connection.
+        """
+        ...
+
+
+class _FdFile:
+    """The file-object face ``loop.sendfile`` wants, over a segment's shared fd.
+
+    ``sendfile`` seeks the file when done; segments are written with ``pwrite`` and read with
+    ``pread``/``sendfile`` at explicit positions, so the fd's own offset is never relied on.
+    """
+
+    __slots__ = ("_fd",)
+    mode = "rb"
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return offset
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, server: SocketServer) -> None:
+        self._server = server
+        self._handler = server.handler
+        self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
+        self._max_in_flight = server.config.max_in_flight_requests
+        self._transport: asyncio.Transport | None = None
+        self._queue: collections.deque[asyncio.Future[Response | None] | Response] = (
+            collections.deque()
+        )
+        self._writer: asyncio.Task[None] | None = None
+        self._handler_tasks: set[asyncio.Task[Response | None]] = set()
+        self._write_paused = False
+        self._read_paused = False
+        self._closing = False
+        self.last_active = time.monotonic()
+        self.peer = "?"
+        self.connection_id = ""
+
+    # -- asyncio.Protocol ---------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        sock: socket.socket | None = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        peer = transport.get_extra_info("peername")
+        local = transport.get_extra_info("sockname")
+        if peer:
+            self.peer = f"{peer[0]}:{peer[1]}"
+        if local:
+            self.connection_id = f"{local[0]}:{local[1]}-{self.peer}"
+        self._server.register(self)
+        log.debug("connection from %s", self.peer)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
+        self._server.unregister(self)
+        for task in self._handler_tasks:
+            task.cancel()
+        if self._writer is not None:
+            self._writer.cancel()
+        self._queue.clear()
+        log.debug("connection from %s closed%s", self.peer, f": {exc}" if exc else "")
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._update_reading()
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        self.last_active = time.monotonic()
+        try:
+            frames = self._decoder.feed(data)
+        except FramingError as exc:
+            log.debug("closing connection from %s: %s", self.peer, exc)
+            self.close()
+            return
+        for frame in frames:
+            if self._closing:
+                return
+            self._dispatch(frame)
+        self._update_reading()
+
+    def eof_received(self) -> bool | None:
+        # The client will send no more requests; answer the ones already received, then close.
+        if not self._queue and self._writer is None:
+            return None
+        self._closing_after_flush = True
+        return True
+
+    # -- requests and responses -----------------------------------------------------------
+
+    _closing_after_flush = False
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._queue)
+
+    @property
+    def is_idle(self) -> bool:
+        return not self._queue and self._decoder.buffered == 0
+
+    def _dispatch(self, frame: bytes) -> None:
+        try:
+            result = self._handler.handle(self, frame)
+        except CloseConnection:
+            self.close()
+            return
+        except Exception:
+            log.exception("unexpected error handling a request from %s; closing it", self.peer)
+            self.close()
+            return
+        if result is None:
+            return
+        if isinstance(result, list):
+            if not self._queue and self._writer is None:
+                self._write_now(result)
+            else:
+                self._queue.append(result)
+            return
+        task = asyncio.ensure_future(result)
+        self._handler_tasks.add(task)
+        task.add_done_callback(self._handler_done)
+        self._queue.append(task)
+
+    def _handler_done(self, task: asyncio.Task[Response | None]) -> None:
+        self._handler_tasks.discard(task)
+        if not self._closing:
+            self._pump()
+
+    def _write_now(self, response: Response) -> None:
+        """Write a response that is first in line; hand regions to the writer task."""
+        transport = self._transport
+        assert transport is not None
+        for i, chunk in enumerate(response):
+            if isinstance(chunk, bytes):
+                transport.write(chunk)
+            else:
+                self._queue.appendleft(response[i:])
+                self._start_writer()
+                return
+
+    def _pump(self) -> None:
+        """Write every finished response at the head of the queue."""
+        if self._writer is not None:
+            return
+        queue = self._queue
+        while queue:
+            head = queue[0]
+            if isinstance(head, list):
+                queue.popleft()
+                self._write_now(head)
+                if self._writer is not None:
+                    return
+                continue
+            if not head.done():
+                break
+            queue.popleft()
+            if head.cancelled():
+                self.close()
+                return
+            exc = head.exception()
+            if exc is not None:
+                if not isinstance(exc, CloseConnection):
+                    log.error(
+                        "unexpected error handling a request from %s; closing it",
+                        self.peer,
+                        exc_info=exc,
+                    )
+                self.close()
+                return
+            response = head.result()
+            if response is not None:
+                self._write_now(response)
+                if self._writer is not None:
+                    return
+        self._update_reading()
+        if not queue and self._closing_after_flush and self._writer is None:
+            self.close()
+
+    def _start_writer(self) -> None:
+        self._writer = asyncio.get_running_loop().create_task(self._write_regions())
+
+    async def _write_regions(self) -> None:
+        """Send the head response, which holds file regions, then resume ``_pump``."""
+        loop = asyncio.get_running_loop()
+        transport = self._transport
+        assert transport is not None
+        head = self._queue.popleft()
+        assert isinstance(head, list)
+        try:
+            for chunk in head:
+                if isinstance(chunk, bytes):
+                    transport.write(chunk)
+                    continue
+                sent = await loop.sendfile(
+                    transport,
+                    _FdFile(chunk.fd),  # type: ignore[arg-type]
+                    chunk.position,
+                    chunk.size,
+                    fallback=True,
+                )
+                if sent != chunk.size:
+                    log.warning(
+                        "sent %d of %d bytes of a file region to %s (file truncated); "
+                        "closing the connection",
+                        sent,
+                        chunk.size,
+                        self.peer,
+                    )
+                    self.close()
+                    return
+        except (OSError, RuntimeError) as exc:
+            log.debug("sendfile to %s failed: %s", self.peer, exc)
+            self.close()
+            return
+        finally:
+            self._writer = None
+        if not self._closing:
+            self._pump()
+
+    def _update_reading(self) -> None:
+        transport = self._transport
+        if transport is None or self._closing:
+            return
+        should_pause = self._write_paused or len(self._queue) >= self._max_in_flight
+        if should_pause and not self._read_paused:
+            self._read_paused = True
+            transport.pause_reading()
+        elif not should_pause and self._read_paused:
+            self._read_paused = False
+            transport.resume_reading()
+
+    # -- closing --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.close()
+        self._closing = True
+
+    def stop_reading(self) -> None:
+        """Graceful shutdown: take no more requests from this client."""
+        if self._transport is not None and not self._transport.is_closing():
+            self._read_paused = True
+            self._closing_after_flush = True
+            self._transport.pause_reading()
+            if not self._queue and self._writer is None:
+                self.close()
+
+    async def wait_flushed(self) -> None:
+        """Until every pending response was handed to the transport."""
+        while (self._queue or self._writer is not None) and not self._closing:
+            await asyncio.sleep(0.01)

@@ -1,0 +1,104 @@
+"""API keys and the versions Franz advertises and accepts (the ApiVersions contract).
+
+Franz advertises the ranges of **Apache Kafka 3.9** (the last release with ZooKeeper mode, which
+Franz's cluster design follows) for every API it implements, starting at v0 as Kafka 3.x does,
+so that clients that gate features on the presence of old versions (librdkafka < 2.11.1 checks
+Produce v0 for compression, KAFKA-18659) and clients that infer a broker release from the
+table (kafka-python) see one coherent, real Kafka release.
+
+It *accepts* only from ``min_accepted``: the versions Kafka 4.0 still serves (KIP-896 removed
+the pre-2.1 protocol, and with it message formats v0/v1). A request at an advertised but
+refused version gets UNSUPPORTED_VERSION, the way Kafka 4.0 treats Produce v0-v2. Every
+client Franz is tested with (librdkafka 2.x, kafka-python 3, aiokafka 0.14, Java 3.x/4.x)
+negotiates versions at or above these floors.
+
+Only APIs listed here appear in ApiVersions. An API is added when its handler works.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["SUPPORTED_APIS", "ApiKey", "ApiSupport", "advertised_range"]
+
+
+class ApiKey(enum.IntEnum):
+    """Kafka's API keys (``ApiKeys.java``), those Franz knows by name."""
+
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    LEADER_AND_ISR = 4
+    STOP_REPLICA = 5
+    UPDATE_METADATA = 6
+    CONTROLLED_SHUTDOWN = 7
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
+    INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
+    DESCRIBE_LOG_DIRS = 35
+    CREATE_PARTITIONS = 37
+    DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
+    DESCRIBE_CLUSTER = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSupport:
+    """One API's versions: advertised ``[min_advertised, max_version]``, served from
+    ``min_accepted``; ``first_flexible`` is the first KIP-482 version (-1: none)."""
+
+    min_advertised: int
+    min_accepted: int
+    max_version: int
+    first_flexible: int
+
+    def accepts(self, version: int) -> bool:
+        return self.min_accepted <= version <= self.max_version
+
+    def is_flexible(self, version: int) -> bool:
+        return 0 <= self.first_flexible <= version
+
+
+#: Kafka 3.9's ranges (``clients/src/main/resources/common/message/*.json`` at 3.9.0) and the
+#: first flexible version of each; floors per Kafka 4.0 (KIP-896).
+SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
+    ApiKey.PRODUCE: ApiSupport(0, 3, 11, 9),
+    ApiKey.FETCH: ApiSupport(0, 4, 17, 12),
+    ApiKey.LIST_OFFSETS: ApiSupport(0, 1, 9, 6),
+    ApiKey.METADATA: ApiSupport(0, 0, 12, 9),
+    ApiKey.API_VERSIONS: ApiSupport(0, 0, 4, 3),
+    ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5),
+    ApiKey.DELETE_TOPICS: ApiSupport(0, 1, 6, 4),
+    ApiKey.DELETE_RECORDS: ApiSupport(0, 0, 2, 2),
+    ApiKey.INIT_PRODUCER_ID: ApiSupport(0, 0, 5, 2),
+    ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4),
+    ApiKey.ALTER_CONFIGS: ApiSupport(0, 0, 2, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2),
+    ApiKey.CREATE_PARTITIONS: ApiSupport(0, 0, 3, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiSupport(0, 0, 1, 1),
+    ApiKey.DESCRIBE_CLUSTER: ApiSupport(0, 0, 1, 0),
+}
+
+
+def advertised_range(api_key: int) -> tuple[int, int] | None:
+    support = SUPPORTED_APIS.get(api_key)  # type: ignore[call-overload]
+    return None if support is None else (support.min_advertised, support.max_version)

@@ -1,0 +1,148 @@
+"""Fetch responses, hand-written so record data can be sent with ``sendfile``.
+
+Why not kio here: a Fetch response is mostly record batches that already sit in segment files
+in their wire format. kio would need them as ``bytes`` (a read and a copy per partition, and a
+second copy into the response); instead this encoder emits the response as a list of chunks,
+``bytes`` for the framing and ``FileRegion`` for each partition's records, which the network
+layer writes with ``sendfile`` straight from the page cache (Kafka's ``FileRecords``).
+
+Wire format, versions 4-17 (``FetchResponse.json``; flexible from v12: compact arrays and
+strings are uvarint(length + 1), every struct ends with tagged fields, which Franz leaves
+empty)::
+
+    FetchResponse
+      throttle_time_ms int32
+      error_code int16                      v7+
+      session_id int32                      v7+
+      responses [topic]
+        topic string                        v0-12
+        topic_id uuid                       v13+
+        partitions [partition]
+          partition_index int32
+          error_code int16
+          high_watermark int64
+          last_stable_offset int64
+          log_start_offset int64            v5+
+          aborted_transactions [producer_id int64, first_offset int64]  nullable
+          preferred_read_replica int32      v11+
+          records nullable bytes            int32 length; flexible: uvarint(length + 1)
+
+Franz always sends an empty (not null) aborted-transactions array and an empty (not null)
+record set when there is no data: librdkafka and franz-go's kfake treat null and empty
+differently in places (twmb/franz-go#1227).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["FetchPartitionResult", "FetchTopicResult", "FileRegion", "encode_fetch_response"]
+
+_I16: Final = struct.Struct(">h")
+_I32: Final = struct.Struct(">i")
+_PARTITION_V4: Final = struct.Struct(">ihqq")  # index, error, HW, LSO
+_I64: Final = struct.Struct(">q")
+
+FIRST_FLEXIBLE: Final = 12
+FIRST_TOPIC_ID: Final = 13
+
+
+@dataclass(frozen=True, slots=True)
+class FileRegion:
+    """``size`` bytes of the open file ``fd`` at ``position``, sent as they are."""
+
+    fd: int
+    position: int
+    size: int
+
+
+@dataclass(slots=True)
+class FetchPartitionResult:
+    partition_index: int
+    error_code: int = 0
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    preferred_read_replica: int = -1
+    #: The record batches: file ranges (zero-copy) or bytes; empty when there is no data.
+    records: list[FileRegion | bytes] = field(default_factory=list)
+
+    @property
+    def records_size(self) -> int:
+        return sum(r.size if isinstance(r, FileRegion) else len(r) for r in self.records)
+
+
+@dataclass(slots=True)
+class FetchTopicResult:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[FetchPartitionResult]
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_fetch_response(
+    version: int,
+    topics: list[FetchTopicResult],
+    *,
+    throttle_time_ms: int = 0,
+    error_code: int = 0,
+    session_id: int = 0,
+) -> list[bytes | FileRegion]:
+    """The response body (no frame size, no response header) as chunks, in order.
+
+    Adjacent byte strings are joined, so the chunks alternate between bytes and regions.
+    """
+    flexible = version >= FIRST_FLEXIBLE
+    chunks: list[bytes | FileRegion] = []
+    out = bytearray(_I32.pack(throttle_time_ms))
+    if version >= 7:
+        out += _I16.pack(error_code)
+        out += _I32.pack(session_id)
+    out += _uvarint(len(topics) + 1) if flexible else _I32.pack(len(topics))
+    for topic in topics:
+        if version >= FIRST_TOPIC_ID:
+            out += topic.topic_id.bytes
+        else:
+            name = topic.name.encode()
+            out += _uvarint(len(name) + 1) if flexible else _I16.pack(len(name))
+            out += name
+        partitions = topic.partitions
+        out += _uvarint(len(partitions) + 1) if flexible else _I32.pack(len(partitions))
+        for p in partitions:
+            out += _PARTITION_V4.pack(
+                p.partition_index, p.error_code, p.high_watermark, p.last_stable_offset
+            )
+            if version >= 5:
+                out += _I64.pack(p.log_start_offset)
+            out += b"\x01" if flexible else b"\x00\x00\x00\x00"  # no aborted transactions
+            if version >= 11:
+                out += _I32.pack(p.preferred_read_replica)
+            size = p.records_size
+            out += _uvarint(size + 1) if flexible else _I32.pack(size)
+            for region in p.records:
+                if isinstance(region, FileRegion):
+                    if region.size:
+                        chunks.append(bytes(out))
+                        out = bytearray()
+                        chunks.append(region)
+                else:
+                    out += region
+            if flexible:
+                out += b"\x00"  # partition tagged fields
+        if flexible:
+            out += b"\x00"  # topic tagged fields
+    if flexible:
+        out += b"\x00"  # response tagged fields
+    chunks.append(bytes(out))
+    return chunks
