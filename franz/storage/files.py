@@ -6,6 +6,10 @@ Long.MAX_VALUE), so a directory listing sorts them by offset::
     <log.dir>/<topic>-<partition>/00000000000000000000.log
                                  /00000000000000000000.index
                                  /00000000000000000000.timeindex
+                                 /00000000000000000045.snapshot
+
+Producer-state snapshots (``SNAPSHOT_SUFFIX``, ``franz.storage.producer_state``) are named
+the same way after the offset they were taken at (the log end offset then).
 
 Suffixes mark a file's life cycle: ``.deleted`` (scheduled for deletion after
 ``file.delete.delay.ms``), ``.cleaned`` and ``.swap`` (compaction in progress). A partition

@@ -20,6 +20,14 @@ and CRCs (nothing is written if any batch is bad), assigns offsets by patching
 ``baseOffset`` in place, stamps ``partitionLeaderEpoch`` (and LogAppendTime if configured),
 and writes the bytes as they are. Records are never decoded on this path.
 
+Idempotent producers (batches with ``producerId >= 0``) are checked against the partition's
+``ProducerStateManager`` (``franz.storage.producer_state``) before anything is written: a
+retried batch is acknowledged with its original offsets (``LogAppendInfo.duplicate``) and
+not stored twice; epoch and sequence errors refuse the append. Batches without a producer id
+cost one integer comparison each. The producer state is snapshotted (``<offset>.snapshot``)
+at every roll and at a clean close, and rebuilt from the latest snapshot plus batch headers
+on load and after truncation (``franz.storage.log_loader.rebuild_producer_state``).
+
 Not thread-safe: one owner (the partition, on the broker's event loop) calls every method.
 An I/O error takes the log offline: every later call raises ``KafkaStorageError``.
 """
@@ -57,8 +65,14 @@ from franz.storage.files import (
     TopicPartition,
 )
 from franz.storage.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
-from franz.storage.log_loader import load_segments
+from franz.storage.log_loader import load_segments, rebuild_producer_state
 from franz.storage.partition_metadata import read_partition_metadata, write_partition_metadata
+from franz.storage.producer_state import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    AppendOrigin,
+    ProducerAppendInfo,
+    ProducerStateManager,
+)
 from franz.storage.segment import LogSegment
 
 __all__ = ["FetchDataInfo", "Log", "LogAppendInfo", "TimestampAndOffset"]
@@ -73,7 +87,14 @@ MAX_TIMESTAMP = -3
 
 @dataclass(frozen=True, slots=True)
 class LogAppendInfo:
-    """What an append did (Kafka's ``LogAppendInfo``); offsets are -1 for an empty append."""
+    """What an append did (Kafka's ``LogAppendInfo``); offsets are -1 for an empty append.
+
+    ``duplicate``: every batch was a retry of a batch already in the log (same producer id,
+    epoch and sequence range as one of the producer's last 5). Nothing was written
+    (``valid_bytes`` and ``batch_count`` are 0); the offsets and max timestamp are those of
+    the original batches, which the Produce response acknowledges as Kafka does.
+    ``log_append_time`` is the original max timestamp under LogAppendTime, else -1.
+    """
 
     first_offset: int
     last_offset: int
@@ -83,6 +104,7 @@ class LogAppendInfo:
     log_start_offset: int
     valid_bytes: int
     batch_count: int
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +148,7 @@ class Log:
         had_clean_shutdown: bool = True,
         topic_id: uuid.UUID | None = None,
         on_io_error: Callable[[Path, OSError], None] | None = None,
+        producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self.dir = directory
         self.topic_partition = topic_partition
@@ -142,6 +165,9 @@ class Log:
         directory.mkdir(parents=True, exist_ok=True)
         self.topic_id = self._load_topic_id(topic_id)
         load_segments(self, had_clean_shutdown=had_clean_shutdown, initial_offset=log_start_offset)
+        self.producer_state = ProducerStateManager(
+            directory, self.name, producer_id_expiration_ms=producer_id_expiration_ms
+        )
         self.leader_epoch_cache = self._load_leader_epoch_cache()
         self.log_end_offset = self.active_segment.read_next_offset()
         if self.log_end_offset < log_start_offset:
@@ -161,6 +187,7 @@ class Log:
         self.high_watermark = min(max(high_watermark, self.log_start_offset), self.log_end_offset)
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        rebuild_producer_state(self)
 
     # -- segments ------------------------------------------------------------------------
 
@@ -226,7 +253,12 @@ class Log:
         Raises, before writing anything: ``CorruptRecordError`` (bad length or CRC),
         ``InvalidRecordError`` (bad header, client batch with baseOffset != 0, control batch
         from a client), ``RecordTooLargeError`` (a batch over ``max.message.bytes``),
-        ``RecordBatchTooLargeError`` (more than a segment), ``InvalidTimestampError``.
+        ``RecordBatchTooLargeError`` (more than a segment), ``InvalidTimestampError``;
+        for batches with a producer id (``franz.storage.producer_state``):
+        ``InvalidProducerEpochError``, ``OutOfOrderSequenceError``, ``UnknownProducerIdError``,
+        ``DuplicateSequenceError`` (duplicates mixed with new batches). A retried batch is
+        not written: the result has ``duplicate=True`` and the original offsets.
+        ``from_client=False`` (broker-internal appends) checks producer epochs only.
         ``KafkaStorageError`` if the write fails.
         """
         self._check_online()
@@ -237,6 +269,7 @@ class Log:
         now = self._clock.wall_ms()
         append_time = now if self.config.log_append_time else -1
         next_offset = self.log_end_offset
+        idempotent = False
         for view in views:
             view.set_base_offset(next_offset)
             if leader_epoch >= 0:
@@ -245,8 +278,18 @@ class Log:
                 view.set_log_append_time(append_time)
             else:
                 self._check_timestamps(view, now)
+            if view.producer_id >= 0:
+                idempotent = True
             next_offset = view.next_offset
-        return self._append(buffer, views, append_time)
+        if not idempotent:
+            return self._append(buffer, views, append_time)
+        origin = AppendOrigin.CLIENT if from_client else AppendOrigin.COORDINATOR
+        producers = self.producer_state.prepare_append(views, origin)
+        if producers.duplicates:
+            return self._duplicate_append_info(producers)
+        info = self._append(buffer, views, append_time)
+        self.producer_state.update(producers)
+        return info
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
         """Append batches whose offsets the leader assigned (replication, recovery tools)."""
@@ -256,14 +299,20 @@ class Log:
         if not views:
             return self._empty_append_info()
         expected = self.log_end_offset
+        idempotent = False
         for view in views:
             if view.base_offset < expected:
                 raise InvalidRecordError(
                     f"out of order offsets: batch at {view.base_offset} appended to "
                     f"{self.name} whose log end offset is {expected}"
                 )
+            if view.producer_id >= 0:
+                idempotent = True
             expected = view.next_offset
-        return self._append(buffer, views, -1)
+        info = self._append(buffer, views, -1)
+        if idempotent:
+            self.producer_state.replay(views)  # the leader checked them
+        return info
 
     def _validate(
         self, buffer: bytearray | memoryview, *, from_client: bool
@@ -350,6 +399,27 @@ class Log:
     def _empty_append_info(self) -> LogAppendInfo:
         return LogAppendInfo(-1, -1, -1, -1, -1, self.log_start_offset, 0, 0)
 
+    def _duplicate_append_info(self, producers: ProducerAppendInfo) -> LogAppendInfo:
+        first, last = producers.duplicates[0], producers.duplicates[-1]
+        newest = max(producers.duplicates, key=lambda batch: batch.timestamp)
+        log.debug(
+            "%s: acknowledging a duplicate of offsets %d..%d without appending",
+            self.name,
+            first.first_offset,
+            last.last_offset,
+        )
+        return LogAppendInfo(
+            first_offset=first.first_offset,
+            last_offset=last.last_offset,
+            max_timestamp=newest.timestamp,
+            offset_of_max_timestamp=newest.last_offset,
+            log_append_time=newest.timestamp if self.config.log_append_time else -1,
+            log_start_offset=self.log_start_offset,
+            valid_bytes=0,
+            batch_count=0,
+            duplicate=True,
+        )
+
     def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int) -> LogSegment:
         segment = self.active_segment
         if segment.should_roll(
@@ -364,7 +434,10 @@ class Log:
         return segment
 
     def roll(self) -> LogSegment:
-        """Start a new active segment at the LEO (no-op if the active one is empty there)."""
+        """Start a new active segment at the LEO (no-op if the active one is empty there).
+
+        The producer state is snapshotted at the new segment's base offset, as Kafka does.
+        """
         self._check_online()
         active = self.active_segment
         if active.size == 0 and active.base_offset == self.log_end_offset:
@@ -372,9 +445,10 @@ class Log:
         try:
             active.on_become_inactive()
             segment = self.new_segment(self.log_end_offset)
+            self._add_segment(segment)
+            self.producer_state.take_snapshot(self.log_end_offset)
         except OSError as exc:
             self._fail(exc)
-        self._add_segment(segment)
         log.debug("rolled %s to a new segment at offset %d", self.name, segment.base_offset)
         return segment
 
@@ -532,10 +606,11 @@ class Log:
                 segment.delete_files()
             self.active_segment.truncate_to(offset)
             self.active_segment.resize_indexes(self.config.segment_index_bytes)
+            self.log_end_offset = self.active_segment.read_next_offset()
+            self._after_truncation()
+            rebuild_producer_state(self)
         except OSError as exc:
             self._fail(exc)
-        self.log_end_offset = self.active_segment.read_next_offset()
-        self._after_truncation()
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -547,6 +622,7 @@ class Log:
             self._segments.clear()
             self._bases.clear()
             self._add_segment(self.new_segment(offset))
+            self.producer_state.truncate_fully()
         except OSError as exc:
             self._fail(exc)
         self.log_end_offset = offset
@@ -624,6 +700,10 @@ class Log:
             self._fail(exc)
         self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        try:
+            self.producer_state.delete_snapshots_before(self.log_start_offset)
+        except OSError as exc:
+            self._fail(exc)
         log.info(
             "deleted %d segment(s) of %s (%s breached); log start offset is now %d",
             len(deletable),
@@ -683,11 +763,16 @@ class Log:
         self.config = config
 
     def close(self) -> None:
-        """Clean close: flush, final index entries, trimmed indexes, pending deletes done."""
+        """Clean close: flush, producer snapshot at the LEO, final index entries, trimmed
+        indexes, pending deletes done."""
         if self.offline:
             self._close_handlers()
             return
         self.flush()
+        try:
+            self.producer_state.take_snapshot(self.log_end_offset)
+        except OSError as exc:
+            self._fail(exc)
         self.delete_expired_files(force=True)
         for segment in self._segments:
             segment.close()
@@ -710,6 +795,11 @@ class Log:
     def rename_dir(self, new_dir: Path) -> None:
         os.replace(self.dir, new_dir)
         self.dir = new_dir
+        self.producer_state.dir = new_dir
+
+    def remove_expired_producers(self) -> int:
+        """Drop producers idle for ``producer.id.expiration.ms``; returns how many."""
+        return self.producer_state.remove_expired_producers(self._clock.wall_ms())
 
     # -- failure -------------------------------------------------------------------------
 

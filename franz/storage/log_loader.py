@@ -14,11 +14,20 @@ Steps, in order:
    batch can be trusted). The recovered data is then fsynced and the recovery point moves
    to the log end offset. A clean shutdown skips all of this: no log bytes are read.
 5. The active segment's indexes are preallocated again to ``segment.index.bytes``.
+
+Then, once the log's offsets are known, :func:`rebuild_producer_state` (Kafka's
+``rebuildProducerState``) loads the idempotent-producer state: snapshots above the log end
+offset are deleted, the latest remaining ``.snapshot`` is loaded (a corrupt one is deleted
+and the next older tried), and batch *headers* are replayed from its offset (from the log
+start offset without a snapshot) to the log end offset. A clean shutdown leaves a snapshot at
+the log end offset, so nothing is replayed; after a crash only the batches after the last
+roll's snapshot are. Truncation rebuilds the state the same way.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from franz.storage.files import (
@@ -33,10 +42,11 @@ from franz.storage.files import (
 from franz.storage.index.base import CorruptIndexError
 
 if TYPE_CHECKING:
+    from franz.protocol.records.batch import RecordBatchView
     from franz.storage.log import Log
     from franz.storage.segment import LogSegment
 
-__all__ = ["load_segments"]
+__all__ = ["iter_batch_headers", "load_segments", "rebuild_producer_state"]
 
 log = logging.getLogger(__name__)
 
@@ -142,3 +152,44 @@ def _remove_leftovers(target: Log) -> None:
         if path.name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")):
             log.info("removing leftover file %s", path)
             path.unlink()
+
+
+def rebuild_producer_state(target: Log) -> None:
+    """Reload ``target.producer_state`` from its snapshots and the log; see the docstring.
+
+    Raises ``OSError`` (the caller takes the log offline).
+    """
+    state = target.producer_state
+    end = target.log_end_offset
+    start = state.truncate_and_reload(target.log_start_offset, end, target._clock.wall_ms())
+    if start >= end:
+        return
+    applied = state.replay(iter_batch_headers(target, start, end))
+    log.info(
+        "rebuilt the producer state of %s from offset %d to %d (%d batch(es) with a producer "
+        "id, %d producer(s))",
+        target.name,
+        start,
+        end,
+        applied,
+        len(state.producers),
+    )
+
+
+def iter_batch_headers(target: Log, start: int, end: int) -> Iterator[RecordBatchView]:
+    """Headers of the batches holding offsets in [``start``, ``end``), in offset order."""
+    segments = target._segments
+    for segment in segments[target._segment_index_for(start) :]:
+        if segment.base_offset >= end:
+            return
+        position = 0
+        if segment.base_offset < start:
+            location = segment.translate_offset(start)
+            if location is None:
+                continue
+            position = location.position
+        for header in segment.iter_batch_headers(position):
+            if header.base_offset >= end:
+                return
+            if header.base_offset + header.last_offset_delta >= start:
+                yield header

@@ -22,7 +22,9 @@ serving (Kafka's ``LogDirFailureChannel``).
 
 Periodic work is driven by :meth:`tick` with the current time, called by the broker's event
 loop: retention every ``log.retention.check.interval.ms``, flushes every
-``log.flush.scheduler.interval.ms``, checkpoints on their intervals. Not thread-safe.
+``log.flush.scheduler.interval.ms``, checkpoints on their intervals, idle idempotent
+producers removed every ``producer.id.expiration.check.interval.ms`` (those idle for
+``producer.id.expiration.ms``; ``franz.storage.producer_state``). Not thread-safe.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ from franz.storage.files import (
     parse_partition_dir_name,
 )
 from franz.storage.log import Log
+from franz.storage.producer_state import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+)
 
 __all__ = ["CLEAN_SHUTDOWN_FILE", "LOCK_FILE", "META_PROPERTIES", "LogManager"]
 
@@ -84,6 +90,10 @@ class LogManager:
         recovery_point_checkpoint_interval_ms: int = 60_000,
         log_start_offset_checkpoint_interval_ms: int = 60_000,
         high_watermark_checkpoint_interval_ms: int = 5_000,
+        producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        producer_id_expiration_check_interval_ms: int = (
+            DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
+        ),
     ) -> None:
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -95,6 +105,7 @@ class LogManager:
         self.broker_id = broker_id
         self.cluster_id = cluster_id
         self._topic_config = topic_config
+        self.producer_id_expiration_ms = producer_id_expiration_ms
         self._logs: dict[TopicPartition, Log] = {}
         self._locks: dict[Path, int] = {}
         self.offline_dirs: set[Path] = set()
@@ -105,6 +116,7 @@ class LogManager:
             "recovery": recovery_point_checkpoint_interval_ms,
             "start": log_start_offset_checkpoint_interval_ms,
             "hw": high_watermark_checkpoint_interval_ms,
+            "producers": producer_id_expiration_check_interval_ms,
         }
         self._last_run: dict[str, int] = {}
         self._started = False
@@ -224,6 +236,7 @@ class LogManager:
                 high_watermark=hws.get(tp, 0),
                 had_clean_shutdown=clean,
                 on_io_error=self.handle_log_dir_failure,
+                producer_id_expiration_ms=self.producer_id_expiration_ms,
             )
 
     def _read_checkpoint(self, directory: Path, name: str) -> dict[TopicPartition, int]:
@@ -279,6 +292,7 @@ class LogManager:
                 self._clock,
                 topic_id=topic_id,
                 on_io_error=self.handle_log_dir_failure,
+                producer_id_expiration_ms=self.producer_id_expiration_ms,
             )
         except OSError as exc:
             self.handle_log_dir_failure(directory, exc)
@@ -318,6 +332,8 @@ class LogManager:
             self.checkpoint_log_start_offsets()
         if self._due("hw", now):
             self.checkpoint_high_watermarks()
+        if self._due("producers", now):
+            self.remove_expired_producers()
         self._delete_expired_files()
 
     def _due(self, task: str, now: int) -> bool:
@@ -335,6 +351,10 @@ class LogManager:
                 deleted += partition_log.delete_old_segments()
         self._delete_expired_files()
         return deleted
+
+    def remove_expired_producers(self) -> int:
+        """Drop idle producer ids from every online log; returns how many."""
+        return sum(lg.remove_expired_producers() for lg in self._online_logs())
 
     def _delete_expired_files(self) -> None:
         for partition_log in self._online_logs():

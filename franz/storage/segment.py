@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 # baseTimestamp, maxTimestamp: the header prefix needed to walk a log (43 bytes).
 _WALK = struct.Struct(">qiibIhiqq")
 _WALK_READ = 4096
+_MAGIC_POSITION = 16
 _INT32_MAX = 2**31 - 1
 
 
@@ -196,6 +197,34 @@ class LogSegment:
             if length < MIN_BATCH_LENGTH or position + size > end:
                 return
             yield BatchLocation(base, base + delta, position, size, max_ts, epoch)
+            position += size
+
+    def iter_batch_headers(self, start_position: int = 0) -> Iterator[RecordBatchView]:
+        """Walk whole 61-byte batch headers from ``start_position`` (a batch boundary).
+
+        For rebuilding producer state (producerId, producerEpoch, baseSequence): the views
+        hold the header only, so their ``raw``/``records_payload``/CRC methods do not apply
+        and their ``position`` is within a read buffer, not the file. Trusts the log like
+        :meth:`iter_locations`; stops at a header that does not fit or is not magic 2.
+        """
+        end = self.size
+        position = start_position
+        chunk = b""
+        chunk_start = position
+        while position + BATCH_HEADER_SIZE <= end:
+            rel = position - chunk_start
+            if rel < 0 or rel + BATCH_HEADER_SIZE > len(chunk):
+                chunk = os.pread(self.fd, _WALK_READ, position)
+                chunk_start, rel = position, 0
+                if len(chunk) < BATCH_HEADER_SIZE:
+                    return
+            if chunk[rel + _MAGIC_POSITION] != MAGIC_V2:
+                return
+            view = RecordBatchView(chunk, rel)
+            size = view.size_in_bytes
+            if view.batch_length < MIN_BATCH_LENGTH or position + size > end:
+                return
+            yield view
             position += size
 
     def translate_offset(self, offset: int, starting_position: int = 0) -> BatchLocation | None:
