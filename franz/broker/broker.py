@@ -106,6 +106,10 @@ class Broker:
             high_watermark_checkpoint_interval_ms=config.get(
                 "replica.high.watermark.checkpoint.interval.ms"
             ),
+            producer_id_expiration_ms=config.get("producer.id.expiration.ms"),
+            producer_id_expiration_check_interval_ms=config.get(
+                "producer.id.expiration.check.interval.ms"
+            ),
         )
         self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
         self.topic_manager = TopicManager(

@@ -39,6 +39,7 @@ from franz.protocol.headers import (
     response_header_version,
 )
 from franz.protocol.messages import build_response, decode_request, encode_response
+from franz.protocol.produce import decode_produce_request
 
 if TYPE_CHECKING:
     from franz.broker.broker import Broker
@@ -73,7 +74,7 @@ class Dispatcher:
         self.broker = broker
 
     def handle(
-        self, connection: KafkaConnection, frame: bytes
+        self, connection: KafkaConnection, frame: bytes | bytearray
     ) -> Response | Awaitable[Response | None] | None:
         try:
             header = parse_request_header(frame)
@@ -107,7 +108,10 @@ class Dispatcher:
             )
             raise CloseConnection
         try:
-            request = decode_request(header.api_key, header.api_version, frame, header.size)
+            if header.api_key == ApiKey.PRODUCE:
+                request: Any = decode_produce_request(header.api_version, frame, header.size)
+            else:
+                request = decode_request(header.api_key, header.api_version, frame, header.size)
         except InvalidRequestError as exc:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc

@@ -127,6 +127,13 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
     ConfigKey(
+        "producer.id.expiration.check.interval.ms",
+        _I,
+        600000,
+        "How often expired producer ids are removed.",
+        at_least(1),
+    ),
+    ConfigKey(
         "delete.topic.enable", _B, True, "Whether DeleteTopics is allowed."
     ),
     ConfigKey(

@@ -56,7 +56,7 @@ class RequestHandler(Protocol):
     """Turns one request frame into its response (see the module docstring)."""
 
     def handle(
-        self, connection: KafkaConnection, frame: bytes
+        self, connection: KafkaConnection, frame: bytes | bytearray
     ) -> Response | Awaitable[Response | None] | None:
         """Return the response, None for no response, or an awaitable of either.
 
@@ -174,7 +174,7 @@ class KafkaConnection(asyncio.Protocol):
     def is_idle(self) -> bool:
         return not self._queue and self._decoder.buffered == 0
 
-    def _dispatch(self, frame: bytes) -> None:
+    def _dispatch(self, frame: bytes | bytearray) -> None:
         try:
             result = self._handler.handle(self, frame)
         except CloseConnection:

@@ -23,49 +23,75 @@ class FramingError(FranzError):
 
 
 class FrameDecoder:
-    """Splits a byte stream into frames (payloads without their size prefix)."""
+    """Splits a byte stream into frames (payloads without their size prefix).
 
-    __slots__ = ("_buffer", "_max_frame_size", "_needed")
+    Each frame is returned as its own ``bytearray``: writable, so the produce path can patch
+    record batch headers in place, and filled with one copy from the received chunks (a
+    large frame gets its final buffer as soon as its size is known).
+    """
+
+    __slots__ = ("_buffer", "_filled", "_frame", "_max_frame_size")
 
     def __init__(self, max_frame_size: int) -> None:
-        self._buffer = bytearray()
+        self._buffer = bytearray()  # bytes before the next frame's payload is known
         self._max_frame_size = max_frame_size
-        self._needed = -1  # size of the frame being received, -1 before its header
+        self._frame: bytearray | None = None  # the payload being received
+        self._filled = 0
 
     @property
     def buffered(self) -> int:
         """Bytes received and not yet returned as frames."""
-        return len(self._buffer)
+        return len(self._buffer) + self._filled
 
     @property
     def pending_frame_size(self) -> int:
         """Size of the partially received frame (-1: none started)."""
-        return self._needed
+        return -1 if self._frame is None else len(self._frame)
 
-    def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[bytes | bytearray]:
         """Add received bytes; return the frames now complete, in order."""
-        buffer = self._buffer
-        buffer += data
-        frames: list[bytes] = []
-        while True:
-            if self._needed < 0:
+        frames: list[bytes | bytearray] = []
+        view = memoryview(data)
+        pos = 0
+        end = len(view)
+        while pos < end:
+            current = self._frame
+            if current is not None:
+                take = min(len(current) - self._filled, end - pos)
+                current[self._filled : self._filled + take] = view[pos : pos + take]
+                self._filled += take
+                pos += take
+                if self._filled == len(current):
+                    frames.append(current)
+                    self._frame = None
+                    self._filled = 0
+                continue
+            buffer = self._buffer
+            if buffer or end - pos < 4:
+                need = 4 - len(buffer)
+                buffer += view[pos : pos + need]
+                pos += min(need, end - pos)
                 if len(buffer) < 4:
-                    return frames
+                    break
                 (size,) = _SIZE.unpack_from(buffer, 0)
-                if size < 0:
-                    raise FramingError(f"invalid frame size {size} (negative)")
-                if size > self._max_frame_size:
-                    raise FramingError(
-                        f"frame size {size} is larger than socket.request.max.bytes "
-                        f"{self._max_frame_size}"
-                    )
-                self._needed = size
-            end = 4 + self._needed
-            if len(buffer) < end:
-                return frames
-            frames.append(bytes(buffer[4:end]))
-            del buffer[:end]
-            self._needed = -1
+                buffer.clear()
+            else:
+                (size,) = _SIZE.unpack_from(view, pos)
+                pos += 4
+            if size < 0:
+                raise FramingError(f"invalid frame size {size} (negative)")
+            if size > self._max_frame_size:
+                raise FramingError(
+                    f"frame size {size} is larger than socket.request.max.bytes "
+                    f"{self._max_frame_size}"
+                )
+            if end - pos >= size:
+                frames.append(bytearray(view[pos : pos + size]))
+                pos += size
+            else:
+                self._frame = bytearray(size)
+                self._filled = 0
+        return frames
 
 
 def frame(payload_size: int) -> bytes:

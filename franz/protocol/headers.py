@@ -47,7 +47,7 @@ class RequestHeader:
     flexible: bool
 
 
-def read_uvarint(buffer: bytes | memoryview, offset: int) -> tuple[int, int]:
+def read_uvarint(buffer: bytes | bytearray | memoryview, offset: int) -> tuple[int, int]:
     """An unsigned varint at ``offset``: (value, offset after it)."""
     value = shift = 0
     while True:
@@ -63,7 +63,7 @@ def read_uvarint(buffer: bytes | memoryview, offset: int) -> tuple[int, int]:
             raise InvalidRequestError("unsigned varint longer than 5 bytes")
 
 
-def skip_tagged_fields(buffer: bytes | memoryview, offset: int) -> int:
+def skip_tagged_fields(buffer: bytes | bytearray | memoryview, offset: int) -> int:
     """Skip a tagged-field section (count, then tag/size/bytes each); return the new offset."""
     count, offset = read_uvarint(buffer, offset)
     for _ in range(count):
@@ -75,7 +75,7 @@ def skip_tagged_fields(buffer: bytes | memoryview, offset: int) -> int:
     return offset
 
 
-def parse_request_header(payload: bytes | memoryview) -> RequestHeader:
+def parse_request_header(payload: bytes | bytearray | memoryview) -> RequestHeader:
     """Parse the header at the start of a request frame.
 
     Raises ``InvalidRequestError`` when the frame is too short for a header; the caller

@@ -71,14 +71,16 @@ def _writer(cls: Any) -> Callable[[io.BytesIO, Any], None]:
     return entity_writer(cls)
 
 
-def decode_request(api_key: int, version: int, payload: bytes, offset: int) -> Any:
+def decode_request(api_key: int, version: int, payload: bytes | bytearray, offset: int) -> Any:
     """Decode a request body starting at ``offset`` of the frame.
 
     ``InvalidRequestError`` if the bytes do not parse: Kafka closes such a connection.
     """
     cls: Any = request_type(api_key, version)
+    # kio's native reader insists on a read-only buffer; frames arrive as bytearrays.
+    view = memoryview(payload).toreadonly() if isinstance(payload, bytearray) else payload
     try:
-        request, _size = _reader(cls)(payload, offset)
+        request, _size = _reader(cls)(view, offset)
     except Exception as exc:  # kio raises several types for malformed input
         raise InvalidRequestError(
             f"could not parse a {cls.__name__} v{version}: {exc}"
