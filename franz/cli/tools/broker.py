@@ -66,11 +66,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(config: BrokerConfig) -> int:
     broker = Broker(config)
-    await broker.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    await broker.start()
     try:
         await stop.wait()
     finally:
