@@ -174,6 +174,7 @@ class Broker:
         if not self._started:
             return
         self._started = False
+        self.replica_manager.begin_shutdown()
         await self.server.shutdown()
         if self._ticker is not None:
             self._ticker.cancel()

@@ -34,6 +34,8 @@ class ReplicaManager:
         self.broker_id = broker_id
         self.partitions: dict[TopicPartition, Partition] = {}
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
+        #: Set at shutdown: delayed fetches answer at once with what they have.
+        self.shutting_down = False
 
     def make_leader(
         self,
@@ -83,9 +85,15 @@ class ReplicaManager:
                 if not waiter.done():
                     waiter.set_result(None)
 
+    def begin_shutdown(self) -> None:
+        """Answer every delayed fetch now (graceful shutdown must not wait out long polls)."""
+        self.shutting_down = True
+        for tp in list(self._waiters):
+            self._wake(tp)
+
     async def wait_for_appends(self, tps: Iterable[TopicPartition], timeout_s: float) -> bool:
         """Wait until one of ``tps`` gets an append, or ``timeout_s``; True if woken."""
-        if timeout_s <= 0:
+        if timeout_s <= 0 or self.shutting_down:
             return False
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()

@@ -149,7 +149,7 @@ async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerRes
     deadline = time.monotonic() + plan.max_wait_ms / 1000
     while True:
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or replica_manager.shutting_down:
             break
         await replica_manager.wait_for_appends(tps, remaining)
         results, total, errors = _read(ctx, plan)
