@@ -548,7 +548,7 @@ def test_corrupt_partition_does_not_fail_its_neighbour(broker, sentinel):
     with WireClient.connect(broker.bootstrap) as client:
         ensure_topic(client, "two", 2)
         request = produce_request(
-            {("two", 0): _corrupt(batch((b"bad", b"crc")), 70), ("two", 1): batch((b"ok", b"1"))}
+            {("two", 0): _corrupt(batch((b"bad", b"crc")), -1), ("two", 1): batch((b"ok", b"1"))}
         )
         response = client.request(request)
         errors = {
@@ -566,7 +566,7 @@ def test_failed_produce_with_acks_0_closes_the_connection(broker, sentinel):
     """With acks=0 there is no response to carry the error: Kafka closes the connection."""
     with WireClient.connect(broker.bootstrap) as client:
         client.send(
-            produce_request({(SENTINEL_TOPIC, 0): _corrupt(batch((b"a", b"0")), 70)}, acks=0)
+            produce_request({(SENTINEL_TOPIC, 0): _corrupt(batch((b"a", b"0")), -1)}, acks=0)
         )
         assert_closed(client, "a corrupt produce with acks=0")
     sentinel.check()
@@ -792,8 +792,12 @@ def test_idle_connections_are_closed_after_connections_max_idle_ms(broker_with):
         while time.monotonic() - opened < 3:
             api_versions(busy)
             time.sleep(0.25)
-        for client, since in ((idle, opened), (half, opened), (served, last_active)):
-            assert client.wait_closed(CLOSE_TIMEOUT), "an idle connection was not closed"
+        for name, client, since in (
+            ("silent", idle, opened),
+            ("half-a-frame", half, opened),
+            ("served-then-idle", served, last_active),
+        ):
+            assert client.wait_closed(CLOSE_TIMEOUT), f"the idle {name} connection stayed open"
             assert time.monotonic() - since >= 0.9
         assert api_versions(busy)
         # Closed connections are not held against new ones.
