@@ -4,6 +4,12 @@ the controller's part done in process).
 
 Every change goes to the ``MetadataStore`` first (durable), then to the replicas: new
 partitions get their logs, deleted ones lose them, config changes apply to live logs at once.
+DeleteRecords moves a partition's log start offset (``delete_records``); the log manager's
+``log-start-offset-checkpoint`` records it and retention deletes the segments wholly below it.
+
+Topic configs are validated here for both creation and alteration (``validate_configs``).
+``compression.type`` accepts only ``producer``: Franz stores batches exactly as produced and
+does not recompress them on the broker, so any other value could not be honoured.
 
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
@@ -14,17 +20,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import ClassVar, Final
 
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
 from franz.errors import (
+    ApiError,
+    ErrorCode,
     InvalidConfigurationError,
     InvalidPartitionsError,
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
+    OffsetOutOfRangeError,
+    PolicyViolationError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -32,7 +42,12 @@ from franz.metadata.store import MetadataStore, TopicRecord
 from franz.protocol.kafka_uuid import random_uuid
 from franz.storage.files import TopicPartition
 
-__all__ = ["MAX_TOPIC_NAME_LENGTH", "TopicManager", "validate_topic_name"]
+__all__ = [
+    "MAX_TOPIC_NAME_LENGTH",
+    "InvalidReplicaAssignmentError",
+    "TopicManager",
+    "validate_topic_name",
+]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +55,18 @@ MAX_TOPIC_NAME_LENGTH: Final = 249
 _LEGAL: Final = re.compile(r"[a-zA-Z0-9._-]+")
 #: Kafka's internal topics (issue 4 adds ``__consumer_offsets``).
 INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
+#: The only ``compression.type`` Franz can honour (see the module docstring).
+PRODUCER_COMPRESSION: Final = "producer"
+#: DeleteRecords' "up to the high watermark" offset (``DeleteRecordsRequest.HIGH_WATERMARK``).
+HIGH_WATERMARK: Final = -1
+
+
+class InvalidReplicaAssignmentError(ApiError):
+    """A manual replica assignment Kafka would refuse (unknown or repeated brokers, holes in
+    the partition numbering, a count that does not match). Kafka's
+    ``InvalidReplicaAssignmentException``; belongs in ``franz.errors``."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 
 
 def validate_topic_name(name: str | None) -> str:
@@ -141,12 +168,23 @@ class TopicManager:
     # -- changes ----------------------------------------------------------------------------
 
     def validate_configs(self, configs: Mapping[str, str | None]) -> dict[str, str]:
-        """Topic config overrides, checked (``InvalidConfigurationError``); None values drop."""
+        """Topic config overrides, checked (``InvalidConfigurationError``); None values drop.
+
+        Unknown names, values of the wrong type or out of range (Kafka's messages), and a
+        ``compression.type`` other than ``producer`` (no broker-side recompression) are
+        refused.
+        """
         clean = {k: v for k, v in configs.items() if v is not None}
         for name in clean:
             if name not in TOPIC_CONFIG_KEYS:
                 raise InvalidConfigurationError(f"Unknown topic config name: {name}")
-        self._default_log_config.with_overrides(clean)  # raises on a bad value
+        effective = self._default_log_config.with_overrides(clean)  # raises on a bad value
+        if "compression.type" in clean and effective.compression_type != PRODUCER_COMPRESSION:
+            raise InvalidConfigurationError(
+                f"Invalid value {clean['compression.type']} for configuration compression.type: "
+                "broker-side recompression is not supported; Franz keeps batches as the "
+                f"producer compressed them, so only '{PRODUCER_COMPRESSION}' is accepted"
+            )
         return clean
 
     def create_topic(
@@ -162,8 +200,14 @@ class TopicManager:
         """Create (or with ``validate_only`` just check) a topic; -1 means the broker default
         (``num.partitions``, ``default.replication.factor``, KIP-464)."""
         validate_topic_name(name)
-        if name in self.store.topics():
+        existing = self.store.topics()
+        if name in existing:
             raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        # Kafka's Topic.hasCollision: '.' and '_' collide in metric names.
+        collision = name.replace(".", "_")
+        for other in existing:
+            if other.replace(".", "_") == collision:
+                raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
         if assignment:
             if num_partitions != -1 or replication_factor != -1:
                 raise InvalidRequestError(
@@ -171,20 +215,12 @@ class TopicManager:
                     "Both cannot be used at the same time."
                 )
             partitions = dict(assignment)
-            if sorted(partitions) != list(range(len(partitions))):
-                raise InvalidPartitionsError(
-                    "Partitions should be numbered 0 to N-1 in a manual assignment"
-                )
             for replicas in partitions.values():
-                if not replicas or any(r != self.broker_id for r in replicas):
-                    raise InvalidReplicationFactorError(
-                        f"Replica assignment {replicas} names brokers that do not exist; the "
-                        f"only live broker is {self.broker_id}"
-                    )
-                if len(set(replicas)) != len(replicas):
-                    raise InvalidReplicationFactorError(
-                        f"Duplicate brokers in the replica assignment {replicas}"
-                    )
+                self._check_manual_replicas(replicas)
+            if sorted(partitions) != list(range(len(partitions))):
+                raise InvalidReplicaAssignmentError(
+                    "partitions should be a consecutive 0-based integer sequence"
+                )
         else:
             count = self.config.get("num.partitions") if num_partitions == -1 else num_partitions
             factor = (
@@ -253,22 +289,38 @@ class TopicManager:
             raise InvalidPartitionsError(f"Topic already has {current} partitions.")
         added = count - current
         if assignment is not None:
+            for replicas in assignment:
+                self._check_manual_replicas(replicas)
             if len(assignment) != added:
-                raise InvalidRequestError(
+                raise InvalidReplicaAssignmentError(
                     f"Increasing the number of partitions by {added} but {len(assignment)} "
                     "assignments provided."
                 )
-            for replicas in assignment:
-                if any(r != self.broker_id for r in replicas) or not replicas:
-                    raise InvalidReplicationFactorError(
-                        f"Replica assignment {replicas} names brokers that do not exist"
-                    )
         new = {current + i: [self.broker_id] for i in range(added)}
         if validate_only:
             return
         self.store.add_partitions(name, new)
         self._host(record, new)
         log.info("increased the partitions of topic %s from %d to %d", name, current, count)
+
+    def _check_manual_replicas(self, replicas: list[int]) -> None:
+        """One partition of a manual assignment (Kafka's ``validateManualPartitionAssignment``):
+        not empty, only live brokers (this one), none twice."""
+        if not replicas:
+            raise InvalidReplicaAssignmentError(
+                "The manual partition assignment includes an empty replica list."
+            )
+        for broker in replicas:
+            if broker != self.broker_id:
+                raise InvalidReplicaAssignmentError(
+                    f"The manual partition assignment includes broker {broker}, but no such "
+                    f"broker is registered (the only broker is {self.broker_id})."
+                )
+        if len(replicas) > 1:
+            raise InvalidReplicaAssignmentError(
+                f"The manual partition assignment includes the broker {replicas[0]} more "
+                "than once."
+            )
 
     def set_topic_configs(
         self, name: str, configs: Mapping[str, str | None], *, validate_only: bool = False
@@ -282,3 +334,28 @@ class TopicManager:
         self.store.set_topic_configs(name, clean)
         self.replica_manager.log_manager.update_topic_config(name, self.log_config(name))
         log.info("updated the configs of topic %s: %s", name, clean or "(defaults)")
+
+    def delete_records(self, tp: TopicPartition, offset: int) -> int:
+        """DeleteRecords on one partition (Kafka's ``Partition.deleteRecordsOnLeader``): move
+        the log start offset up to ``offset`` (``-1``: the high watermark) and return the low
+        watermark, the partition's log start offset afterwards.
+
+        An offset at or below the current log start offset changes nothing. Raises
+        ``UnknownTopicOrPartitionError``, ``PolicyViolationError`` when ``cleanup.policy``
+        lacks ``delete`` (compacted-only topics keep their records), ``OffsetOutOfRangeError``
+        for a negative offset or one above the high watermark, ``KafkaStorageError`` for an
+        offline log. Segments wholly below the new start go at the next retention pass
+        (``Log.delete_old_segments``); the new start is checkpointed with the others
+        (``log-start-offset-checkpoint``), so it survives a restart.
+        """
+        partition_log = self.replica_manager.get_partition(tp).log
+        if not partition_log.config.delete:
+            raise PolicyViolationError(
+                f"Records of partition {tp} can not be deleted due to the configured policy"
+            )
+        target = partition_log.high_watermark if offset == HIGH_WATERMARK else offset
+        if target < 0:
+            raise OffsetOutOfRangeError(f"The offset {target} for partition {tp} is not valid")
+        if partition_log.maybe_increment_log_start_offset(target):
+            log.info("log start offset of %s moved to %d (DeleteRecords)", tp, target)
+        return partition_log.log_start_offset
