@@ -1,0 +1,359 @@
+"""Configs as DescribeConfigs and CreateTopics (v5+) show them: value, source, synonyms,
+type, documentation (Kafka's ``ConfigHelper.createTopicConfigEntry`` /
+``createBrokerConfigEntry``).
+
+Config sources (``DescribeConfigsResponse.ConfigSource``, wire ``int8``)::
+
+    1 DYNAMIC_TOPIC_CONFIG           a topic override (/config/topics/<t>)
+    2 DYNAMIC_BROKER_CONFIG          a dynamic per-broker value      (Franz: never)
+    3 DYNAMIC_DEFAULT_BROKER_CONFIG  a dynamic cluster-wide default  (Franz: never)
+    4 STATIC_BROKER_CONFIG           set in server.properties or by --override
+    5 DEFAULT_CONFIG                 the built-in default
+
+Config types (``DescribeConfigsResponse.ConfigType``, v3+): BOOLEAN=1, STRING=2, INT=3,
+SHORT=4, LONG=5, DOUBLE=6, LIST=7, CLASS=8, PASSWORD=9, UNKNOWN=0.
+
+**Topic configs.** Every key of ``TOPIC_CONFIG_KEYS`` is listed (Kafka lists every
+``LogConfig`` key), with its effective value. Synonyms, highest precedence first: the topic
+override, then each set broker-level synonym (``log.retention.ms``, ``.minutes``,
+``.hours``, ...) as STATIC_BROKER_CONFIG, then the built-in defaults of those broker keys
+that have one, as DEFAULT_CONFIG. The entry's source is its first synonym's. Kafka builds
+the same chain but then drops the entries before the primary broker synonym
+(``dropWhile(name != primary)``), which hides ``log.retention.hours=24`` behind a
+``retention.ms`` reported as DEFAULT_CONFIG; Franz keeps them, so the source names what
+actually set the value. Topic configs are never read-only or sensitive.
+
+**Broker configs.** Franz has no dynamic broker configs (no ``/config/brokers``): every
+broker config is read-only, and its source is STATIC_BROKER_CONFIG when set
+(``BrokerConfig.is_set``) else DEFAULT_CONFIG. The value is the key's own (null when
+neither set nor defaulted, like Kafka's ``log.retention.ms``); synonyms are Kafka's
+(static value, then default, starting at the described name). Keys Franz does not know but
+found in ``server.properties`` are listed as Kafka lists them: type UNKNOWN, sensitive (Kafka's
+``maybeSensitive``: an unknown type may hold a password), value null.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from franz.config.broker import BROKER_CONFIG_KEYS, BrokerConfig
+from franz.config.defs import ConfigKey, ConfigType
+from franz.config.topic import TOPIC_CONFIG_KEYS
+from franz.errors import InvalidRequestError
+
+__all__ = [
+    "ConfigEntry",
+    "ConfigSource",
+    "ConfigSynonym",
+    "ResourceType",
+    "broker_resource_id",
+    "check_broker_alteration",
+    "config_type_id",
+    "describe_broker_configs",
+    "describe_topic_configs",
+    "kafka_broker_default",
+    "resource_repr",
+    "resource_type_name",
+]
+
+
+class ConfigSource(enum.IntEnum):
+    """Kafka's ``DescribeConfigsResponse.ConfigSource`` ids."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+#: Kafka's ``DescribeConfigsResponse.ConfigType`` ids by Franz config type (0 = UNKNOWN).
+_CONFIG_TYPE_IDS: Final[Mapping[ConfigType, int]] = {
+    ConfigType.BOOLEAN: 1,
+    ConfigType.STRING: 2,
+    ConfigType.INT: 3,
+    ConfigType.LONG: 5,
+    ConfigType.DOUBLE: 6,
+    ConfigType.LIST: 7,
+    ConfigType.PASSWORD: 9,
+}
+UNKNOWN_CONFIG_TYPE: Final = 0
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+
+#: Broker keys that set one topic default in precedence order (Kafka's
+#: ``DynamicBrokerConfig.brokerConfigSynonyms``): the first one set wins. The first key of each
+#: chain has no default of its own in Kafka; the later ones do.
+_SYNONYM_CHAINS: Final[Mapping[str, tuple[str, ...]]] = {
+    "log.retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+    "log.roll.ms": ("log.roll.ms", "log.roll.hours"),
+    "log.roll.jitter.ms": ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    "log.flush.interval.ms": ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
+}
+_CHAIN_OF: Final[Mapping[str, tuple[str, ...]]] = {
+    name: chain for chain in _SYNONYM_CHAINS.values() for name in chain
+}
+#: Broker key -> the topic key it is the (primary) synonym of.
+_TOPIC_KEY_OF: Final[Mapping[str, ConfigKey]] = {
+    key.broker_synonym: key for key in TOPIC_CONFIG_KEYS.values() if key.broker_synonym
+}
+
+
+def config_type_id(kind: ConfigType | None) -> int:
+    """Kafka's ConfigType id for ``kind`` (UNKNOWN for None)."""
+    return UNKNOWN_CONFIG_TYPE if kind is None else _CONFIG_TYPE_IDS.get(kind, UNKNOWN_CONFIG_TYPE)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSynonym:
+    name: str
+    value: str | None
+    source: ConfigSource
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "source": int(self.source)}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One described config; ``synonyms`` always computed, sent only when asked for."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    read_only: bool
+    is_sensitive: bool
+    synonyms: tuple[ConfigSynonym, ...]
+    config_type: int
+    documentation: str | None
+
+    def to_describe_configs(
+        self, *, include_synonyms: bool, include_documentation: bool
+    ) -> dict[str, Any]:
+        """A ``DescribeConfigsResourceResult`` mapping (v1+ field names)."""
+        return {
+            "name": self.name,
+            "value": self.value,
+            "read_only": self.read_only,
+            "config_source": int(self.source),
+            "is_sensitive": self.is_sensitive,
+            "synonyms": [s.to_wire() for s in self.synonyms] if include_synonyms else [],
+            "config_type": self.config_type,
+            "documentation": self.documentation if include_documentation else None,
+        }
+
+    def to_create_topics(self) -> dict[str, Any]:
+        """A ``CreatableTopicConfigs`` mapping (CreateTopics v5+)."""
+        return {
+            "name": self.name,
+            "value": self.value,
+            "read_only": self.read_only,
+            "config_source": int(self.source),
+            "is_sensitive": self.is_sensitive,
+        }
+
+
+def kafka_broker_default(name: str) -> Any:
+    """The built-in default of broker key ``name`` as Kafka's ``KafkaConfig`` has it.
+
+    Franz's derived broker synonyms (``log.segment.bytes``) carry no default of their own
+    (so that ``BrokerConfig`` can tell set from unset); Kafka's default is the topic key's.
+    The heads of the unit chains (``log.retention.ms``, ``log.roll.ms``, ...) have none, in
+    Kafka as here: the later unit keys carry the default.
+    """
+    key = BROKER_CONFIG_KEYS.get(name)
+    if key is None:
+        return None
+    if key.default is not None:
+        return key.default
+    chain = _CHAIN_OF.get(name)
+    if chain is not None and chain[0] == name:
+        return None
+    topic_key = _TOPIC_KEY_OF.get(name)
+    return None if topic_key is None else topic_key.default
+
+
+def _format(key: ConfigKey, value: Any) -> str | None:
+    if isinstance(value, tuple):
+        value = list(value)
+    return key.format(value)
+
+
+def _broker_synonyms(config: BrokerConfig, names: Iterable[str]) -> list[ConfigSynonym]:
+    """Kafka's ``configSynonyms`` for broker keys ``names`` (precedence order): every static
+    value first, then every built-in default."""
+    names = list(names)
+    out: list[ConfigSynonym] = []
+    for name in names:
+        if config.is_set(name):
+            key = BROKER_CONFIG_KEYS[name]
+            out.append(
+                ConfigSynonym(
+                    name, _format(key, config.get(name)), ConfigSource.STATIC_BROKER_CONFIG
+                )
+            )
+    for name in names:
+        default = kafka_broker_default(name)
+        if default is not None:
+            key = BROKER_CONFIG_KEYS[name]
+            out.append(ConfigSynonym(name, _format(key, default), ConfigSource.DEFAULT_CONFIG))
+    return out
+
+
+def _wanted(names: Iterable[str], keys: Collection[str] | None) -> list[str]:
+    """``names`` filtered by a request's ``configuration_keys`` (null or empty: all)."""
+    if not keys:
+        return sorted(names)
+    wanted = set(keys)
+    return sorted(name for name in names if name in wanted)
+
+
+def describe_topic_configs(
+    config: BrokerConfig,
+    overrides: Mapping[str, str],
+    keys: Collection[str] | None = None,
+) -> list[ConfigEntry]:
+    """Every topic config (or those named in ``keys``) of a topic with ``overrides``.
+
+    ``overrides`` must be valid (``TopicManager.validate_configs``): values are the effective
+    ones, ``LogConfig`` formatted (``cleanup.policy=compact, delete`` shows
+    ``compact,delete``).
+    """
+    effective = config.log_config().with_overrides(overrides).to_properties()
+    entries = []
+    for name in _wanted(TOPIC_CONFIG_KEYS, keys):
+        key = TOPIC_CONFIG_KEYS[name]
+        value: str | None = effective[name]
+        synonyms: list[ConfigSynonym] = []
+        if name in overrides:
+            synonyms.append(ConfigSynonym(name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
+        if key.broker_synonym is not None:
+            chain = _SYNONYM_CHAINS.get(key.broker_synonym, (key.broker_synonym,))
+            synonyms.extend(_broker_synonyms(config, chain))
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=value,
+                source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
+                read_only=False,
+                is_sensitive=key.type is ConfigType.PASSWORD,
+                synonyms=tuple(synonyms),
+                config_type=config_type_id(key.type),
+                documentation=key.doc or None,
+            )
+        )
+    return entries
+
+
+def describe_broker_configs(
+    config: BrokerConfig, keys: Collection[str] | None = None
+) -> list[ConfigEntry]:
+    """The broker's own configs (a named BROKER resource), all read-only (see the module
+    docstring); unknown keys from ``server.properties`` included."""
+    unknown = [name for name in config.original if name not in BROKER_CONFIG_KEYS]
+    entries = []
+    for name in _wanted([*BROKER_CONFIG_KEYS, *unknown], keys):
+        key = BROKER_CONFIG_KEYS.get(name)
+        if key is None:
+            entries.append(
+                ConfigEntry(
+                    name=name,
+                    value=None,
+                    source=ConfigSource.STATIC_BROKER_CONFIG,
+                    read_only=True,
+                    is_sensitive=True,
+                    synonyms=(ConfigSynonym(name, None, ConfigSource.STATIC_BROKER_CONFIG),),
+                    config_type=UNKNOWN_CONFIG_TYPE,
+                    documentation=None,
+                )
+            )
+            continue
+        sensitive = key.type is ConfigType.PASSWORD
+        chain = _CHAIN_OF.get(name, (name,))
+        synonyms = _broker_synonyms(config, chain[chain.index(name) :])
+        # Kafka's dropWhile: the described key's own entries come first.
+        while synonyms and synonyms[0].name != name:
+            synonyms.pop(0)
+        raw = config.get(name) if config.is_set(name) else kafka_broker_default(name)
+        value = None if sensitive else _format(key, raw)
+        if sensitive:
+            synonyms = [ConfigSynonym(s.name, None, s.source) for s in synonyms]
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=value,
+                source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
+                read_only=True,
+                is_sensitive=sensitive,
+                synonyms=tuple(synonyms),
+                config_type=config_type_id(key.type),
+                documentation=key.doc or None,
+            )
+        )
+    return entries
+
+
+class ResourceType(enum.IntEnum):
+    """Kafka's ``ConfigResource.Type`` ids (DescribeConfigs, AlterConfigs, ...)."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+def resource_type_name(value: int) -> str:
+    try:
+        return ResourceType(value).name
+    except ValueError:
+        return ResourceType.UNKNOWN.name
+
+
+def broker_resource_id(name: str | None, broker_id: int) -> int | None:
+    """The broker id a BROKER resource names: None for ``""`` (the cluster-wide default),
+    else this broker's id. ``InvalidRequestError`` with Kafka's messages otherwise
+    (``ConfigHelper.getAndValidateBrokerId``)."""
+    if not name:
+        return None
+    if not _INTEGER.fullmatch(name):
+        raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
+    requested = int(name)
+    if requested != broker_id:
+        raise InvalidRequestError(
+            f"Unexpected broker id, expected {broker_id} or empty string, but received {name}"
+        )
+    return requested
+
+
+def resource_repr(resource_type: int, name: str | None) -> str:
+    """Kafka's ``ConfigResource.toString``, used in its error messages."""
+    return f"ConfigResource(type={resource_type_name(resource_type)}, name='{name}')"
+
+
+def check_broker_alteration(
+    resource_type: int, resource_name: str | None, broker_id: int, names: Iterable[str]
+) -> None:
+    """AlterConfigs / IncrementalAlterConfigs setting ``names`` on a BROKER resource.
+
+    Franz has no dynamic broker configs (Kafka's KIP-226 ``DynamicBrokerConfig``): every
+    broker config comes from ``server.properties`` or ``--override`` and changes with a
+    restart. So, as Kafka answers for a config that is not dynamically updatable, any name
+    is refused with INVALID_REQUEST ("Cannot update these configs dynamically: Set(...)"),
+    the whole resource at once; an empty set of names is a successful no-op. The resource
+    name is checked first (``broker_resource_id``).
+    """
+    broker_resource_id(resource_name, broker_id)
+    refused = sorted(set(names))
+    if refused:
+        raise InvalidRequestError(
+            f"Invalid config value for resource {resource_repr(resource_type, resource_name)}: "
+            f"Cannot update these configs dynamically: Set({', '.join(refused)}) "
+            "(Franz has no dynamic broker configs: set them in server.properties and restart)"
+        )
