@@ -1,0 +1,113 @@
+"""AlterConfigs (33), v0-2: the legacy, non-incremental config change. For a topic, the
+configs in the request *replace* its whole override set (a config left out goes back to its
+default); ``validate_only`` checks without changing anything.
+
+Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
+``ConfigurationControlManager.legacyAlterConfigs``):
+
+* TOPIC (2): unknown topic: UNKNOWN_TOPIC_OR_PARTITION. A null value: INVALID_REQUEST
+  ("Null value not supported for : k"). Unknown config names, bad values and a
+  ``compression.type`` other than ``producer`` (no broker-side recompression):
+  INVALID_CONFIG with the reason, as KRaft answers (ZooKeeper-mode Kafka wraps value errors
+  in INVALID_REQUEST). Accepted changes are persisted in the metadata store (they survive a
+  restart) and applied to the topic's live logs at once (``TopicManager.set_topic_configs``).
+  A config name given twice: the last value wins (Kafka builds a ``Properties``).
+* BROKER (4): Franz has no dynamic broker configs, so any config is refused with
+  INVALID_REQUEST, Kafka's code for "Cannot update these configs dynamically"
+  (``franz.broker.configs.check_broker_alteration``); an empty config list succeeds.
+* Anything else: INVALID_REQUEST ("AlterConfigs is only supported for topics and brokers,
+  but resource type is BROKER_LOGGER").
+* A resource named twice in one request: INVALID_REQUEST ("Each resource must appear at
+  most once.") on each entry, nothing applied for it (KRaft's ``ConfigAdminManager``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from franz.broker.configs import ResourceType, check_broker_alteration, resource_type_name
+from franz.broker.context import HandlerResult, RequestContext
+from franz.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+    error_code_for,
+)
+
+__all__ = ["DUPLICATE_RESOURCE_MESSAGE", "handle", "resource_error", "resource_response"]
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_RESOURCE_MESSAGE = "Each resource must appear at most once."
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    validate_only = bool(request.validate_only)
+    seen = Counter((r.resource_type, r.resource_name) for r in request.resources)
+    responses: list[dict[str, Any]] = []
+    for resource in request.resources:
+        if seen[(resource.resource_type, resource.resource_name)] > 1:
+            responses.append(
+                resource_response(resource, ErrorCode.INVALID_REQUEST, DUPLICATE_RESOURCE_MESSAGE)
+            )
+            continue
+        try:
+            _alter(ctx, resource, validate_only)
+        except Exception as exc:
+            code, message = resource_error(exc, resource)
+            responses.append(resource_response(resource, code, message))
+            continue
+        responses.append(resource_response(resource, ErrorCode.NONE, None))
+    return {"throttle_time": 0, "responses": responses}
+
+
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+    broker = ctx.broker
+    kind = resource.resource_type
+    name = resource.resource_name
+    if kind == ResourceType.TOPIC:
+        nulls = [c.name for c in resource.configs if c.value is None]
+        if nulls:
+            raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
+        if broker.topic_manager.get(name) is None:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
+        configs = {c.name: c.value for c in resource.configs}
+        broker.topic_manager.set_topic_configs(name, configs, validate_only=validate_only)
+        return
+    if kind == ResourceType.BROKER:
+        check_broker_alteration(kind, name, broker.broker_id, (c.name for c in resource.configs))
+        return
+    raise InvalidRequestError(
+        "AlterConfigs is only supported for topics and brokers, but resource type is "
+        f"{resource_type_name(kind)}"
+    )
+
+
+def resource_error(exc: Exception, resource: Any) -> tuple[ErrorCode, str | None]:
+    """The error code and message of a failed resource (shared with IncrementalAlterConfigs)."""
+    code = error_code_for(exc)
+    if code == ErrorCode.UNKNOWN_SERVER_ERROR:
+        log.exception(
+            "unexpected error altering the configs of %s %s",
+            resource_type_name(resource.resource_type),
+            resource.resource_name,
+        )
+    else:
+        log.info(
+            "configs of %s %s not changed: %s",
+            resource_type_name(resource.resource_type),
+            resource.resource_name,
+            exc,
+        )
+    return code, str(exc) or None
+
+
+def resource_response(resource: Any, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {
+        "resource_type": resource.resource_type,
+        "resource_name": resource.resource_name,
+        "error_code": code,
+        "error_message": message,
+    }

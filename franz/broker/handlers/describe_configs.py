@@ -1,0 +1,103 @@
+"""DescribeConfigs (32), v1-4: the configs of topics and brokers, with their sources,
+synonyms (``include_synonyms``), types (v3+) and documentation (``include_documentation``,
+v3+). What each entry holds is ``franz.broker.configs``'s business; this module resolves
+resources (Kafka 3.9's ``ConfigHelper.describeConfigs``):
+
+* TOPIC (2): every topic config (``configuration_keys`` null or empty: all; else those
+  named), effective values included. An invalid name: INVALID_TOPIC_EXCEPTION; an unknown
+  topic: UNKNOWN_TOPIC_OR_PARTITION.
+* BROKER (4): the name is this broker's id (its static configs, all read-only: Franz has no
+  dynamic broker configs) or ``""``, the cluster-wide *dynamic* defaults, of which Franz has
+  none: an empty list, as Kafka answers when none are set. Another id: INVALID_REQUEST
+  ("Unexpected broker id, expected 0 or empty string, but received 5"); a non-integer
+  name: INVALID_REQUEST ("Broker id must be an integer, but it is: x").
+* BROKER_LOGGER (8): Kafka lists its log4j loggers; Franz has no runtime-adjustable loggers
+  and answers an empty list for its own broker id (the id is checked as Kafka checks it:
+  ``""`` and other ids are INVALID_REQUEST), so tools that list loggers show none rather
+  than fail.
+* Anything else: INVALID_REQUEST ("Unsupported resource type: GROUP").
+
+A failed resource carries its error code, a message and no configs; the others still
+succeed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from franz.broker.configs import (
+    ConfigEntry,
+    ResourceType,
+    broker_resource_id,
+    describe_broker_configs,
+    describe_topic_configs,
+    resource_type_name,
+)
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.topic_manager import validate_topic_name
+from franz.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+    error_code_for,
+)
+
+__all__ = ["handle"]
+
+log = logging.getLogger(__name__)
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    include_synonyms = bool(getattr(request, "include_synonyms", False))
+    include_documentation = bool(getattr(request, "include_documentation", False))
+    results: list[dict[str, Any]] = []
+    for resource in request.resources:
+        result: dict[str, Any] = {
+            "resource_type": resource.resource_type,
+            "resource_name": resource.resource_name,
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+            "configs": [],
+        }
+        try:
+            entries = _describe(ctx, resource)
+        except Exception as exc:
+            code = error_code_for(exc)
+            if code == ErrorCode.UNKNOWN_SERVER_ERROR:
+                log.exception("unexpected error describing the configs of %s", resource)
+            result["error_code"] = code
+            result["error_message"] = str(exc) or None
+        else:
+            result["configs"] = [
+                entry.to_describe_configs(
+                    include_synonyms=include_synonyms,
+                    include_documentation=include_documentation,
+                )
+                for entry in entries
+            ]
+        results.append(result)
+    return {"throttle_time": 0, "results": results}
+
+
+def _describe(ctx: RequestContext, resource: Any) -> list[ConfigEntry]:
+    broker = ctx.broker
+    keys = resource.configuration_keys
+    name = resource.resource_name
+    kind = resource.resource_type
+    if kind == ResourceType.TOPIC:
+        validate_topic_name(name)
+        record = broker.topic_manager.get(name)
+        if record is None:
+            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+        return describe_topic_configs(broker.config, record.configs, keys)
+    if kind == ResourceType.BROKER:
+        if broker_resource_id(name, broker.broker_id) is None:
+            return []  # the cluster-wide dynamic defaults: Franz has none
+        return describe_broker_configs(broker.config, keys)
+    if kind == ResourceType.BROKER_LOGGER:
+        if not name:
+            raise InvalidRequestError("Broker id must not be empty")
+        broker_resource_id(name, broker.broker_id)
+        return []
+    raise InvalidRequestError(f"Unsupported resource type: {resource_type_name(kind)}")

@@ -1,0 +1,202 @@
+"""IncrementalAlterConfigs (44), v0-1: change configs one operation at a time (KIP-339);
+``validate_only`` checks without changing anything.
+
+Operations (``AlterConfigOp.OpType``): SET=0 (set the override), DELETE=1 (drop the override:
+back to the default; dropping one that is not set is a no-op), APPEND=2 and SUBTRACT=3 (add
+values to / remove values from a LIST config: ``cleanup.policy``, the throttled-replica
+lists). APPEND and SUBTRACT start from the config's *effective* value (the override, else the
+broker-level default that DescribeConfigs shows), APPEND skips values already present, and
+both are INVALID_CONFIG on a config that is not a LIST ("Can't APPEND to key segment.bytes
+because its type is not LIST.", KRaft's answer; KRaft starts from the built-in default
+instead, which would turn a broker-wide ``log.cleanup.policy=compact`` into ``delete`` on an
+APPEND of ``delete``).
+
+Per resource (Kafka 3.9; KRaft ``ConfigurationControlManager.incrementalAlterConfigs`` and
+the broker's ``ConfigAdminManager.preprocess``):
+
+* A config name twice in one resource: INVALID_REQUEST ("Error due to duplicate config keys
+  : k"); a null value for any operation but DELETE: INVALID_REQUEST ("Null value not
+  supported for : SET:k"); an unknown operation: INVALID_REQUEST. A resource named twice in
+  one request: INVALID_REQUEST on each entry.
+* TOPIC (2): unknown topic: UNKNOWN_TOPIC_OR_PARTITION; unknown config name, bad value,
+  ``compression.type`` other than ``producer`` (no broker-side recompression):
+  INVALID_CONFIG. The resulting override set is validated as a whole, persisted and applied
+  to the live logs (``TopicManager.set_topic_configs``); either every operation of a resource
+  applies or none does.
+* BROKER (4): Franz has no dynamic broker configs: SET, APPEND and SUBTRACT are refused with
+  INVALID_REQUEST ("Cannot update these configs dynamically: Set(...)", Kafka's answer for a
+  static config); DELETE of a config that has no dynamic value is a no-op, as in Kafka.
+* BROKER_LOGGER (8): Franz has no runtime-adjustable loggers (DescribeConfigs lists none):
+  SET and DELETE answer INVALID_REQUEST "Logger <name> does not exist!", APPEND and SUBTRACT
+  INVALID_REQUEST, as Kafka answers for those.
+* Anything else: INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from typing import Any
+
+from franz.broker.configs import (
+    ResourceType,
+    broker_resource_id,
+    check_broker_alteration,
+    resource_repr,
+    resource_type_name,
+)
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.handlers.alter_configs import (
+    DUPLICATE_RESOURCE_MESSAGE,
+    resource_error,
+    resource_response,
+)
+from franz.broker.topic_manager import TopicManager
+from franz.config.defs import ConfigType
+from franz.config.topic import TOPIC_CONFIG_KEYS
+from franz.errors import (
+    ErrorCode,
+    InvalidConfigurationError,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+)
+
+__all__ = ["OpType", "apply_operations", "handle"]
+
+
+class OpType(enum.IntEnum):
+    """Kafka's ``AlterConfigOp.OpType`` ids."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    validate_only = bool(request.validate_only)
+    seen = Counter((r.resource_type, r.resource_name) for r in request.resources)
+    responses: list[dict[str, Any]] = []
+    for resource in request.resources:
+        if seen[(resource.resource_type, resource.resource_name)] > 1:
+            responses.append(
+                resource_response(resource, ErrorCode.INVALID_REQUEST, DUPLICATE_RESOURCE_MESSAGE)
+            )
+            continue
+        try:
+            _alter(ctx, resource, validate_only)
+        except Exception as exc:
+            code, message = resource_error(exc, resource)
+            responses.append(resource_response(resource, code, message))
+            continue
+        responses.append(resource_response(resource, ErrorCode.NONE, None))
+    return {"throttle_time": 0, "responses": responses}
+
+
+def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:
+    """The resource's operations, checked as Kafka's ``ConfigAdminManager.preprocess`` does."""
+    counts = Counter(c.name for c in resource.configs)
+    duplicates = sorted(name for name, n in counts.items() if n > 1)
+    if duplicates:
+        raise InvalidRequestError(f"Error due to duplicate config keys : {','.join(duplicates)}")
+    operations = []
+    for config in resource.configs:
+        try:
+            op = OpType(config.config_operation)
+        except ValueError:
+            raise InvalidRequestError(
+                f"Unknown alter config operation type {config.config_operation} for {config.name}"
+            ) from None
+        operations.append((config.name, op, config.value))
+    nulls = [
+        f"{op.name}:{name}"
+        for name, op, value in operations
+        if value is None and op != OpType.DELETE
+    ]
+    if nulls:
+        raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
+    return operations
+
+
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+    broker = ctx.broker
+    kind = resource.resource_type
+    name = resource.resource_name
+    operations = _operations(resource)
+    if kind == ResourceType.TOPIC:
+        topics = broker.topic_manager
+        record = topics.get(name)
+        if record is None:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
+        overrides = apply_operations(topics, name, record.configs, operations)
+        topics.set_topic_configs(name, overrides, validate_only=validate_only)
+        return
+    if kind == ResourceType.BROKER:
+        check_broker_alteration(
+            kind,
+            name,
+            broker.broker_id,
+            (config for config, op, _ in operations if op != OpType.DELETE),
+        )
+        return
+    if kind == ResourceType.BROKER_LOGGER:
+        broker_resource_id(name, broker.broker_id)
+        for config, op, _ in operations:
+            if op in (OpType.APPEND, OpType.SUBTRACT):
+                raise InvalidRequestError(
+                    f"{op.name} operation is not allowed for the BROKER_LOGGER resource"
+                )
+            raise InvalidRequestError(
+                f"Invalid config value for resource {resource_repr(kind, name)}: Logger {config} "
+                "does not exist! (Franz has no runtime-adjustable loggers)"
+            )
+        return
+    raise InvalidRequestError(
+        "IncrementalAlterConfigs is only supported for topics and brokers, but resource type "
+        f"is {resource_type_name(kind)}"
+    )
+
+
+def apply_operations(
+    topics: TopicManager,
+    topic: str,
+    overrides: dict[str, str],
+    operations: list[tuple[str, OpType, str | None]],
+) -> dict[str, str]:
+    """The topic's override set after ``operations`` (not yet validated as a whole)."""
+    result = dict(overrides)
+    effective: dict[str, str] | None = None
+    for name, op, value in operations:
+        if op == OpType.SET:
+            assert value is not None
+            result[name] = value
+        elif op == OpType.DELETE:
+            result.pop(name, None)
+        else:
+            key = TOPIC_CONFIG_KEYS.get(name)
+            if key is None:
+                raise InvalidConfigurationError(f"Unknown topic config name: {name}")
+            if key.type is not ConfigType.LIST:
+                raise InvalidConfigurationError(
+                    f"Can't {op.name} to key {name} because its type is not LIST."
+                )
+            if name in result:
+                current = _split(result[name])
+            else:
+                if effective is None:
+                    effective = topics.log_config(topic).to_properties()
+                current = _split(effective[name])
+            assert value is not None
+            values = _split(value)
+            if op == OpType.APPEND:
+                for item in values:
+                    if item not in current:
+                        current.append(item)
+            else:
+                current = [v for v in current if v not in values]
+            result[name] = ",".join(current)
+    return result
+
+
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
