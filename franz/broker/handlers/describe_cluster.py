@@ -1,0 +1,69 @@
+"""DescribeCluster (60), v0-1 (flexible only; KIP-700): the cluster id, the controller and
+the brokers, which the Java AdminClient's ``describeCluster`` prefers to Metadata.
+
+In single-node mode this broker is the one broker and the controller. v1 adds
+``endpoint_type`` (KIP-919): Franz serves broker endpoints (1); a request asking for
+controllers (2) gets MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE, as
+``AuthHelper.computeDescribeClusterResponse`` answers. ``cluster_authorized_operations`` is
+Kafka's "not requested" sentinel (``Integer.MIN_VALUE``) unless asked for; then it is every
+CLUSTER operation (Franz has no authorizer, and Kafka without one allows all).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.errors import ErrorCode
+
+__all__ = ["handle"]
+
+AUTHORIZED_OPERATIONS_OMITTED: Final = -(2**31)
+#: ``EndpointType`` ids (KIP-919).
+BROKER_ENDPOINT: Final = 1
+CONTROLLER_ENDPOINT: Final = 2
+#: ``AclOperation`` codes Kafka supports on the CLUSTER resource (``AclEntry``): CREATE 5,
+#: ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+#: IDEMPOTENT_WRITE 12, as Kafka's 32-bit field.
+CLUSTER_OPERATIONS: Final = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    broker = ctx.broker
+    endpoint_type = getattr(request, "endpoint_type", BROKER_ENDPOINT)
+    if endpoint_type != BROKER_ENDPOINT:
+        if endpoint_type == CONTROLLER_ENDPOINT:
+            code = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+            message = (
+                "The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
+                "of type CONTROLLER"
+            )
+        else:
+            code = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+            message = f"Unsupported endpoint type {endpoint_type}"
+        return {
+            "throttle_time": 0,
+            "error_code": code,
+            "error_message": message,
+            "endpoint_type": BROKER_ENDPOINT,
+            "cluster_id": "",
+            "controller_id": -1,
+            "brokers": [],
+            "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        }
+    host, port = broker.advertised_address
+    requested = bool(getattr(request, "include_cluster_authorized_operations", False))
+    return {
+        "throttle_time": 0,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "endpoint_type": BROKER_ENDPOINT,
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.broker_id,
+        "brokers": [
+            {"broker_id": broker.broker_id, "host": host, "port": port, "rack": broker.rack}
+        ],
+        "cluster_authorized_operations": (
+            CLUSTER_OPERATIONS if requested else AUTHORIZED_OPERATIONS_OMITTED
+        ),
+    }
