@@ -11,8 +11,17 @@ from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
+    alter_configs,
     api_versions,
+    create_partitions,
+    create_topics,
+    delete_records,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+    describe_log_dirs,
     fetch,
+    incremental_alter_configs,
     init_producer_id,
     list_offsets,
     metadata,
@@ -31,4 +40,13 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.METADATA: metadata.handle,
     ApiKey.API_VERSIONS: api_versions.handle,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+    ApiKey.CREATE_TOPICS: create_topics.handle,
+    ApiKey.DELETE_TOPICS: delete_topics.handle,
+    ApiKey.DELETE_RECORDS: delete_records.handle,
+    ApiKey.CREATE_PARTITIONS: create_partitions.handle,
+    ApiKey.DESCRIBE_CONFIGS: describe_configs.handle,
+    ApiKey.ALTER_CONFIGS: alter_configs.handle,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: incremental_alter_configs.handle,
+    ApiKey.DESCRIBE_CLUSTER: describe_cluster.handle,
+    ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
 }
