@@ -929,7 +929,7 @@ class Bench:
             began = time.perf_counter()
             try:
                 getattr(self, f"scenario_{name}")()
-            except (RuntimeError, ValueError, OSError, KeyError) as exc:
+            except Exception as exc:  # report it, keep the other scenarios' figures
                 self.results.warn(f"{name}: stopped by an error: {exc!r}")
             print(f"  scenario {name} took {time.perf_counter() - began:.1f} s", flush=True)
         for prefix, label, reference, low in RATIOS:
