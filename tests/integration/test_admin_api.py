@@ -824,10 +824,16 @@ def test_delete_records_with_kafka_python(broker, admin, kp_admin):
     assert offsets(broker, "kp-trimmed") == (2, 3)
 
 
-def test_delete_records_of_an_unknown_partition(broker, admin):
+@pytest.mark.parametrize(("topic", "partition"), [("small", 5), ("no-such-topic", 0)])
+def test_delete_records_of_an_unknown_partition(broker, admin, kp_admin, topic, partition):
+    """Sent to broker 0 directly: librdkafka (and kafka-python without a leader id) refuse
+    unknown partitions client-side, from their metadata, without asking the broker."""
     create(admin, NewTopic("small", 1, 1))
-    [future] = admin.delete_records([TopicPartition("small", 5, 0)]).values()
-    assert error_code(future) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    with pytest.raises(kafka_errors.UnknownTopicOrPartitionError):
+        kp_admin.delete_records(
+            {KafkaPythonTopicPartition(topic, partition): 0}, partition_leader_id=0
+        )
+    assert "no-such-topic" not in topic_names(admin)
 
 
 # -- DescribeCluster, DescribeLogDirs, listing ----------------------------------------------
