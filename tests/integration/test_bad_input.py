@@ -285,6 +285,16 @@ GARBAGE = {
     "metadata-v4-array-past-end": frame(
         encode_header(API_METADATA, 4, 1) + struct.pack(">i", 1000)
     ),
+    # Array counts far beyond the bytes that follow: Kafka checks a count against the bytes
+    # remaining before allocating; a decoder that allocates first can be killed by 9 bytes.
+    "metadata-v12-huge-compact-array": frame(
+        encode_header(API_METADATA, 12, 1, flexible=True) + b"\xff\xff\xff\xff\x0f"
+    ),
+    "metadata-v1-huge-array": frame(encode_header(API_METADATA, 1, 1) + b"\x7f\xff\xff\xff"),
+    "produce-v9-huge-topic-array": frame(
+        encode_header(API_PRODUCE, 9, 1, flexible=True)
+        + b"\x00\xff\xff\x00\x00\x27\x10\xff\xff\xff\xff\x0f"
+    ),
     # Metadata v12 whose topic name length runs past the end of the frame.
     "metadata-v12-string-past-end": frame(
         encode_header(API_METADATA, 12, 1, flexible=True) + b"\x02" + b"\x00" * 16 + b"\x7f"
