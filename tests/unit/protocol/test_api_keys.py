@@ -53,8 +53,8 @@ def test_kio_has_request_and_response_classes(api_key: int, version: int) -> Non
 
 
 @pytest.mark.parametrize(("api_key", "version"), ACCEPTED)
-def test_first_flexible_matches_kio(api_key: int, version: int) -> None:
-    support = SUPPORTED_APIS[api_key]  # type: ignore[index]
+def test_first_flexible_matches_kio(api_key: ApiKey, version: int) -> None:
+    support = SUPPORTED_APIS[api_key]
     flexible = support.is_flexible(version)
     assert request_type(api_key, version).__flexible__ is flexible
     assert response_type(api_key, version).__flexible__ is flexible

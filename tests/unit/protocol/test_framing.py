@@ -138,7 +138,21 @@ def test_frames_are_copies_independent_of_the_input_buffer() -> None:
     (out,) = decoder.feed(data)
     data[4:7] = b"XYZ"
     assert out == b"abc"
-    assert isinstance(out, bytes | bytearray)
+
+
+def test_frames_are_writable_buffers_of_their_own() -> None:
+    # The produce path patches batch headers in place: each frame is its own bytearray.
+    decoder = FrameDecoder(MAX)
+    stream = framed(b"first", b"second", b"third")
+    frames = decoder.feed(stream[:20]) + decoder.feed(stream[20:])
+    assert frames == [b"first", b"second", b"third"]
+    for f in frames:
+        assert isinstance(f, bytearray)
+    frames[0][0:1] = b"F"
+    frames[2][:] = b"X"
+    assert frames == [b"First", b"second", b"X"]
+    again = FrameDecoder(MAX).feed(stream)
+    assert again == [b"first", b"second", b"third"]
 
 
 @pytest.mark.parametrize("size", [-1, -2, -(2**31)])

@@ -444,6 +444,8 @@ def test_decode_request_at_an_offset() -> None:
     frame = b"HEADER" + body
     assert decode_request(ApiKey.METADATA, 12, frame, 6) == request
     assert decode_request(ApiKey.METADATA, 12, memoryview(frame), 6) == request
+    # Frames arrive as writable bytearrays (franz.protocol.framing).
+    assert decode_request(ApiKey.METADATA, 12, bytearray(frame), 6) == request
 
 
 @pytest.mark.parametrize(
