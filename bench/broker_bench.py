@@ -100,9 +100,6 @@ class Settings:
     stand_in: bool = False
     results_dir: Path = REPO / "bench" / "results"
 
-    def to_json(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
-
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
