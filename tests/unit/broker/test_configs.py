@@ -1,0 +1,199 @@
+"""``franz.broker.configs``: what DescribeConfigs and CreateTopics v5+ say about each config."""
+
+from __future__ import annotations
+
+import pytest
+
+from franz.broker.configs import (
+    ConfigSource,
+    ConfigSynonym,
+    ResourceType,
+    broker_resource_id,
+    check_broker_alteration,
+    config_type_id,
+    describe_broker_configs,
+    describe_topic_configs,
+    kafka_broker_default,
+)
+from franz.config.broker import BrokerConfig
+from franz.config.defs import ConfigType
+from franz.config.topic import TOPIC_CONFIG_KEYS
+from franz.errors import InvalidRequestError
+
+STATIC = ConfigSource.STATIC_BROKER_CONFIG
+DEFAULT = ConfigSource.DEFAULT_CONFIG
+TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG
+
+
+def by_name(entries):
+    return {entry.name: entry for entry in entries}
+
+
+def test_topic_configs_list_every_topic_config_sorted():
+    entries = describe_topic_configs(BrokerConfig(), {})
+    assert [e.name for e in entries] == sorted(TOPIC_CONFIG_KEYS)
+    assert all(not e.read_only and not e.is_sensitive for e in entries)
+
+
+def test_topic_config_without_anything_set_is_the_default():
+    entry = by_name(describe_topic_configs(BrokerConfig(), {}))["segment.bytes"]
+    assert entry.value == "1073741824"
+    assert entry.source == DEFAULT
+    assert entry.synonyms == (ConfigSynonym("log.segment.bytes", "1073741824", DEFAULT),)
+    assert entry.config_type == 3  # INT
+    assert entry.documentation
+
+
+def test_topic_override_comes_first_then_static_broker_then_default():
+    config = BrokerConfig({"log.segment.bytes": "50000"})
+    entry = by_name(describe_topic_configs(config, {"segment.bytes": "70000"}))["segment.bytes"]
+    assert entry.value == "70000"
+    assert entry.source == TOPIC
+    assert entry.synonyms == (
+        ConfigSynonym("segment.bytes", "70000", TOPIC),
+        ConfigSynonym("log.segment.bytes", "50000", STATIC),
+        ConfigSynonym("log.segment.bytes", "1073741824", DEFAULT),
+    )
+
+
+def test_retention_ms_names_the_unit_key_that_set_it():
+    config = BrokerConfig({"log.retention.hours": "24"})
+    entry = by_name(describe_topic_configs(config, {}))["retention.ms"]
+    assert entry.value == str(24 * 3_600_000)
+    assert entry.source == STATIC
+    assert entry.synonyms == (
+        ConfigSynonym("log.retention.hours", "24", STATIC),
+        ConfigSynonym("log.retention.hours", "168", DEFAULT),
+    )
+
+
+def test_retention_ms_chain_keeps_precedence_order():
+    config = BrokerConfig({"log.retention.ms": "1000", "log.retention.minutes": "5"})
+    entry = by_name(describe_topic_configs(config, {}))["retention.ms"]
+    assert entry.value == "1000"
+    assert [(s.name, s.source) for s in entry.synonyms] == [
+        ("log.retention.ms", STATIC),
+        ("log.retention.minutes", STATIC),
+        ("log.retention.hours", DEFAULT),
+    ]
+
+
+def test_topic_values_are_normalized_as_kafka_formats_them():
+    entries = by_name(describe_topic_configs(BrokerConfig(), {"cleanup.policy": "compact, delete"}))
+    entry = entries["cleanup.policy"]
+    assert entry.value == "compact,delete"
+    assert entry.synonyms[0] == ConfigSynonym("cleanup.policy", "compact,delete", TOPIC)
+    assert entry.config_type == 7  # LIST
+
+
+def test_configuration_keys_filter_and_empty_means_all():
+    config = BrokerConfig()
+    assert [e.name for e in describe_topic_configs(config, {}, ["retention.ms", "nope"])] == [
+        "retention.ms"
+    ]
+    assert len(describe_topic_configs(config, {}, [])) == len(TOPIC_CONFIG_KEYS)
+    assert len(describe_topic_configs(config, {}, None)) == len(TOPIC_CONFIG_KEYS)
+
+
+def test_describe_configs_mapping_omits_synonyms_and_docs_unless_asked():
+    entry = by_name(describe_topic_configs(BrokerConfig(), {}))["segment.bytes"]
+    plain = entry.to_describe_configs(include_synonyms=False, include_documentation=False)
+    assert plain["synonyms"] == [] and plain["documentation"] is None
+    assert plain["config_source"] == 5 and plain["config_type"] == 3
+    full = entry.to_describe_configs(include_synonyms=True, include_documentation=True)
+    assert full["synonyms"] == [{"name": "log.segment.bytes", "value": "1073741824", "source": 5}]
+    assert full["documentation"] == entry.documentation
+    assert set(entry.to_create_topics()) == {
+        "name",
+        "value",
+        "read_only",
+        "config_source",
+        "is_sensitive",
+    }
+
+
+def test_broker_configs_are_read_only_static_when_set_else_default():
+    config = BrokerConfig({"num.partitions": "3", "log.segment.bytes": "5000"})
+    entries = by_name(describe_broker_configs(config))
+    assert all(e.read_only for e in entries.values())
+    assert entries["num.partitions"].value == "3"
+    assert entries["num.partitions"].source == STATIC
+    assert entries["num.partitions"].synonyms == (
+        ConfigSynonym("num.partitions", "3", STATIC),
+        ConfigSynonym("num.partitions", "1", DEFAULT),
+    )
+    assert entries["default.replication.factor"].source == DEFAULT
+    # A topic synonym shows Kafka's default when unset, the static value when set.
+    assert entries["log.segment.bytes"].value == "5000"
+    assert entries["log.roll.hours"].value == "168"
+    assert entries["log.roll.ms"].value is None
+
+
+def test_broker_unit_chain_head_drops_synonyms_before_itself_as_kafka():
+    config = BrokerConfig({"log.retention.minutes": "5"})
+    entries = by_name(describe_broker_configs(config))
+    assert entries["log.retention.ms"].value is None
+    assert entries["log.retention.ms"].synonyms == ()
+    assert entries["log.retention.ms"].source == DEFAULT
+    assert entries["log.retention.minutes"].source == STATIC
+    assert entries["log.retention.minutes"].synonyms == (
+        ConfigSynonym("log.retention.minutes", "5", STATIC),
+        ConfigSynonym("log.retention.hours", "168", DEFAULT),
+    )
+
+
+def test_unknown_broker_keys_are_listed_sensitive_without_value():
+    config = BrokerConfig({"ssl.keystore.password": "secret"})
+    entry = by_name(describe_broker_configs(config))["ssl.keystore.password"]
+    assert entry.value is None
+    assert entry.is_sensitive
+    assert entry.config_type == 0
+    assert entry.synonyms == (ConfigSynonym("ssl.keystore.password", None, STATIC),)
+
+
+def test_kafka_broker_defaults():
+    assert kafka_broker_default("log.segment.bytes") == 1024**3
+    assert kafka_broker_default("log.retention.ms") is None
+    assert kafka_broker_default("log.retention.hours") == 168
+    assert kafka_broker_default("compression.type") == "producer"
+    assert kafka_broker_default("no.such.key") is None
+
+
+def test_config_type_ids():
+    assert config_type_id(ConfigType.BOOLEAN) == 1
+    assert config_type_id(ConfigType.STRING) == 2
+    assert config_type_id(ConfigType.LONG) == 5
+    assert config_type_id(ConfigType.DOUBLE) == 6
+    assert config_type_id(ConfigType.PASSWORD) == 9
+    assert config_type_id(None) == 0
+
+
+@pytest.mark.parametrize(("name", "expected"), [("", None), (None, None), ("7", 7), ("+7", 7)])
+def test_broker_resource_id(name, expected):
+    assert broker_resource_id(name, 7) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("8", "Unexpected broker id, expected 7 or empty string, but received 8"),
+        ("x", "Broker id must be an integer, but it is: x"),
+        (" 7", "Broker id must be an integer, but it is:  7"),
+    ],
+)
+def test_broker_resource_id_refused(name, message):
+    with pytest.raises(InvalidRequestError, match=message):
+        broker_resource_id(name, 7)
+
+
+def test_broker_alteration_is_refused_unless_empty():
+    check_broker_alteration(ResourceType.BROKER, "0", 0, [])
+    with pytest.raises(
+        InvalidRequestError,
+        match=r"Cannot update these configs dynamically: Set\(log.retention.ms, num.partitions\)",
+    ):
+        check_broker_alteration(
+            ResourceType.BROKER, "", 0, ["num.partitions", "log.retention.ms", "num.partitions"]
+        )
+    with pytest.raises(InvalidRequestError, match="Unexpected broker id"):
+        check_broker_alteration(ResourceType.BROKER, "3", 0, [])
