@@ -15,6 +15,7 @@ Kafka's znodes; both satisfy ``MetadataStore``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -56,17 +57,23 @@ class LocalMetadataStore:
             for name, body in data.get("topics", {}).items()
         }
 
-    def _save(self) -> None:
+    def _commit(self, topics: dict[str, TopicRecord], next_producer_id: int) -> None:
+        """Write the new state, then adopt it: a failed write leaves memory as it was."""
+        self._save(topics, next_producer_id)
+        self._topics = topics
+        self._next_producer_id = next_producer_id
+
+    def _save(self, topics: dict[str, TopicRecord], next_producer_id: int) -> None:
         data: dict[str, Any] = {
             "version": _VERSION,
-            "next_producer_id": self._next_producer_id,
+            "next_producer_id": next_producer_id,
             "topics": {
                 name: {
                     "topic_id": uuid_to_str(record.topic_id),
                     "partitions": {str(p): r for p, r in sorted(record.assignment.items())},
                     "configs": record.configs,
                 }
-                for name, record in sorted(self._topics.items())
+                for name, record in sorted(topics.items())
             },
         }
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -87,28 +94,26 @@ class LocalMetadataStore:
     def create_topic(self, record: TopicRecord) -> None:
         if record.name in self._topics:
             raise TopicAlreadyExistsError(f"Topic '{record.name}' already exists.")
-        self._topics[record.name] = record
-        self._save()
+        self._commit({**self._topics, record.name: record}, self._next_producer_id)
 
     def delete_topic(self, name: str) -> None:
-        if self._topics.pop(name, None) is None:
-            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
-        self._save()
+        self._require(name)
+        topics = {n: r for n, r in self._topics.items() if n != name}
+        self._commit(topics, self._next_producer_id)
 
     def add_partitions(self, name: str, assignment: dict[int, list[int]]) -> None:
         record = self._require(name)
-        record.assignment.update(assignment)
-        self._save()
+        changed = dataclasses.replace(record, assignment={**record.assignment, **assignment})
+        self._commit({**self._topics, name: changed}, self._next_producer_id)
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         record = self._require(name)
-        record.configs = dict(configs)
-        self._save()
+        changed = dataclasses.replace(record, configs=dict(configs))
+        self._commit({**self._topics, name: changed}, self._next_producer_id)
 
     def allocate_producer_ids(self, count: int) -> int:
         first = self._next_producer_id
-        self._next_producer_id += count
-        self._save()
+        self._commit(self._topics, first + count)
         return first
 
     def _require(self, name: str) -> TopicRecord:

@@ -35,6 +35,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import TZAware, i32Timedelta, i64Timedelta
 
 from franz.errors import InvalidRequestError
+from franz.protocol.guard import check_request_lengths
 
 __all__ = [
     "build",
@@ -80,6 +81,7 @@ def decode_request(api_key: int, version: int, payload: bytes | bytearray, offse
     # kio's native reader insists on a read-only buffer; frames arrive as bytearrays.
     view = memoryview(payload).toreadonly() if isinstance(payload, bytearray) else payload
     try:
+        check_request_lengths(cls, view, offset)
         request, _size = _reader(cls)(view, offset)
     except Exception as exc:  # kio raises several types for malformed input
         raise InvalidRequestError(

@@ -184,15 +184,6 @@ def test_failed_write_leaves_the_file_intact(tmp_path: Path) -> None:
     assert set(open_store(tmp_path).topics()) == {"a"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "LocalMetadataStore changes its in-memory state before writing the file: when the "
-        "write fails (disk full, I/O error) the call raises but topics() already shows the "
-        "change: a created topic is served (and re-creating it gets "
-        "TOPIC_ALREADY_EXISTS) yet is gone after a restart; a deleted one comes back"
-    ),
-)
 @pytest.mark.parametrize(
     "change",
     [
