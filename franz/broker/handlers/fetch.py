@@ -123,7 +123,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                     record = topics.get(cached.topic)
                     topic_ids[cached.topic] = record.topic_id if record else _ZERO_UUID
     if session is not None:
-        session.next_epoch = epoch + 1 if incremental else 1
+        # Epochs wrap from Int32.MAX to 1 (0 and -1 are the initial and final markers).
+        session.next_epoch = (epoch % (2**31 - 1)) + 1 if incremental else 1
         partitions = list(session.partitions.values())
     else:
         partitions = requested
