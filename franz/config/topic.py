@@ -16,10 +16,12 @@ from franz.config.defs import (
     LONG_MAX,
     ConfigKey,
     ConfigType,
+    Validator,
     at_least,
     between,
     one_of,
 )
+from franz.errors import InvalidConfigurationError
 
 __all__ = ["TOPIC_CONFIG_KEYS", "LogConfig"]
 
@@ -244,6 +246,106 @@ _KEYS: tuple[ConfigKey, ...] = (
     ),
 )
 
+def _only(value: Any, why: str) -> Validator:
+    """Accept only ``value``: a Kafka config Franz lists but whose feature it lacks."""
+
+    def check(name: str, got: Any) -> None:
+        if got != value:
+            raise InvalidConfigurationError(
+                f"Invalid value {got} for configuration {name}: {why}"
+            )
+
+    return check
+
+
+def _gzip_level(name: str, value: Any) -> None:
+    if value != -1 and not 1 <= value <= 9:
+        raise InvalidConfigurationError(
+            f"Invalid value {value} for configuration {name}: Value must be -1 or in [1, 9]"
+        )
+
+
+#: Kafka 3.9 topic configs whose features Franz does not have (tiered storage, broker-side
+#: recompression, message format down-conversion): listed with Kafka's defaults so
+#: DescribeConfigs shows what Kafka shows; the compression levels are validated and stored
+#: but only matter once the broker recompresses; the tiered-storage switches accept only
+#: "off".
+_KEYS = (
+    *_KEYS,
+    ConfigKey(
+        "compression.gzip.level",
+        _I,
+        -1,
+        "gzip level used when the broker compresses (KIP-390).",
+        _gzip_level,
+        "compression.gzip.level",
+    ),
+    ConfigKey(
+        "compression.lz4.level",
+        _I,
+        9,
+        "lz4 level used when the broker compresses (KIP-390).",
+        between(1, 17),
+        "compression.lz4.level",
+    ),
+    ConfigKey(
+        "compression.zstd.level",
+        _I,
+        3,
+        "zstd level used when the broker compresses (KIP-390).",
+        between(-131072, 22),
+        "compression.zstd.level",
+    ),
+    ConfigKey(
+        "local.retention.bytes",
+        _L,
+        -2,
+        "Local retention with tiered storage (-2: retention.bytes).",
+        at_least(-2),
+        "log.local.retention.bytes",
+    ),
+    ConfigKey(
+        "local.retention.ms",
+        _L,
+        -2,
+        "Local retention with tiered storage (-2: retention.ms).",
+        at_least(-2),
+        "log.local.retention.ms",
+    ),
+    ConfigKey(
+        "message.format.version",
+        _S,
+        "3.0-IV1",
+        "Deprecated since Kafka 3.0: message format v2 is always used.",
+        None,
+        "log.message.format.version",
+    ),
+    ConfigKey(
+        "remote.storage.enable",
+        _B,
+        False,
+        "Tiered storage for this topic (not supported by Franz).",
+        _only(False, "tiered storage is not supported"),
+        "remote.storage.enable",
+    ),
+    ConfigKey(
+        "remote.log.copy.disable",
+        _B,
+        False,
+        "Stop copying segments to tiered storage (not supported by Franz).",
+        None,
+        "remote.log.copy.disable",
+    ),
+    ConfigKey(
+        "remote.log.delete.on.disable",
+        _B,
+        False,
+        "Delete tiered data when tiered storage is disabled (not supported by Franz).",
+        None,
+        "remote.log.delete.on.disable",
+    ),
+)
+
 #: Topic config name -> definition.
 TOPIC_CONFIG_KEYS: Mapping[str, ConfigKey] = {key.name: key for key in _KEYS}
 
@@ -279,6 +381,15 @@ class LogConfig:
     message_downconversion_enable: bool = True
     follower_replication_throttled_replicas: tuple[str, ...] = ()
     leader_replication_throttled_replicas: tuple[str, ...] = ()
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    local_retention_bytes: int = -2
+    local_retention_ms: int = -2
+    message_format_version: str = "3.0-IV1"
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
 
     @property
     def compact(self) -> bool:
