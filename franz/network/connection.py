@@ -172,7 +172,9 @@ class KafkaConnection(asyncio.Protocol):
 
     @property
     def is_idle(self) -> bool:
-        return not self._queue and self._decoder.buffered == 0
+        """No request waits for its response (a half-received frame does not count: a
+        client that stops mid-frame is as idle as a silent one)."""
+        return not self._queue and self._writer is None
 
     def _dispatch(self, frame: bytes | bytearray) -> None:
         try:
@@ -272,7 +274,8 @@ class KafkaConnection(asyncio.Protocol):
                     _FdFile(chunk.fd),  # type: ignore[arg-type]
                     chunk.position,
                     chunk.size,
-                    fallback=True,
+                    # Never the read+write fallback: a socket that refuses sendfile is gone.
+                    fallback=False,
                 )
                 if sent != chunk.size:
                     log.warning(

@@ -3,21 +3,34 @@
 Only APIs with a handler are listed (``franz.protocol.api_keys`` holds the ranges). v3+ would
 carry supported/finalized features (none here: no KRaft feature levels). An ApiVersions at an
 unsupported version never reaches this handler: the dispatcher answers it with a v0 body.
+From v3 the client names its software (KIP-511); a name or version outside Kafka's pattern
+gets INVALID_REQUEST with no ranges, and the connection stays open, as in Kafka.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
+from franz.errors import ErrorCode
 from franz.protocol.api_keys import SUPPORTED_APIS
 
 __all__ = ["handle"]
 
 
+#: KIP-511: client software names and versions must look like this, else INVALID_REQUEST.
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     from franz.broker.handlers import HANDLERS
 
+    if ctx.api_version >= 3:
+        name = getattr(request, "client_software_name", "")
+        version = getattr(request, "client_software_version", "")
+        if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):
+            return {"error_code": ErrorCode.INVALID_REQUEST, "throttle_time": 0}
     return {
         "error_code": 0,
         "api_keys": [
