@@ -96,6 +96,7 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.CREATE_PARTITIONS: ApiSupport(0, 0, 3, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiSupport(0, 0, 1, 1),
     ApiKey.DESCRIBE_CLUSTER: ApiSupport(0, 0, 1, 0),
+    ApiKey.FIND_COORDINATOR: ApiSupport(0, 0, 6, 3),
 }
 
 

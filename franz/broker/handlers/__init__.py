@@ -21,6 +21,7 @@ from franz.broker.handlers import (
     describe_configs,
     describe_log_dirs,
     fetch,
+    find_coordinator,
     incremental_alter_configs,
     init_producer_id,
     list_offsets,
@@ -49,4 +50,5 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: incremental_alter_configs.handle,
     ApiKey.DESCRIBE_CLUSTER: describe_cluster.handle,
     ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
+    ApiKey.FIND_COORDINATOR: find_coordinator.handle,
 }
