@@ -146,12 +146,16 @@ class TopicManager:
             existing_log = self.replica_manager.log_manager.get_log(tps[0])
             topic_id = (existing_log.topic_id if existing_log else None) or random_uuid()
             record = topics.get(topic)
-            assignment = {tp.partition: [self.broker_id] for tp in tps}
+            # Partitions are numbered 0..N-1: fill any gap up to the highest one found.
+            count = max(tp.partition for tp in tps) + 1
             if record is None:
-                count = max(tp.partition for tp in tps) + 1
                 assignment = {p: [self.broker_id] for p in range(count)}
                 self.store.create_topic(TopicRecord(topic, topic_id, assignment))
             else:
+                count = max(count, record.partition_count)
+                assignment = {
+                    p: [self.broker_id] for p in range(count) if p not in record.assignment
+                }
                 self.store.add_partitions(topic, assignment)
             log.info("adopted %d partition(s) of topic %s found on disk", len(tps), topic)
         for record in self.store.topics().values():

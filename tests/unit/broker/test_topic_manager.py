@@ -707,16 +707,6 @@ def test_orphan_partition_of_a_known_topic_is_added(
     assert node.hosted("t") == [0, 1, 2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "start_replicas adopts orphan partitions of a topic the store knows without filling "
-        "gaps (a topic with partitions {0} and a 't-3' dir on disk ends up with assignment "
-        "{0, 3}: partition_count 2 while partition 3 exists), unlike the unknown-topic path "
-        "which fills 0..max; Metadata then lists non-contiguous partitions and a later "
-        "create_partitions(t, 3) numbers the new partition 2 from partition_count"
-    ),
-)
 def test_orphan_partition_beyond_a_gap_of_a_known_topic(
     start_node: NodeFactory, tmp_path: Path
 ) -> None:
