@@ -671,6 +671,13 @@ class InvalidReplicationFactorError(ApiError):
     code = ErrorCode.INVALID_REPLICATION_FACTOR
 
 
+class InvalidReplicaAssignmentError(ApiError):
+    """A manual replica assignment Kafka would refuse (unknown or repeated brokers, holes in
+    the partition numbering, a count that does not match)."""
+
+    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+
 class UnknownTopicIdError(ApiError):
     """A request names a topic id this broker does not know."""
 

@@ -20,16 +20,15 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import ClassVar, Final
+from typing import Final
 
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
 from franz.errors import (
-    ApiError,
-    ErrorCode,
     InvalidConfigurationError,
     InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
@@ -59,14 +58,6 @@ INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"}
 PRODUCER_COMPRESSION: Final = "producer"
 #: DeleteRecords' "up to the high watermark" offset (``DeleteRecordsRequest.HIGH_WATERMARK``).
 HIGH_WATERMARK: Final = -1
-
-
-class InvalidReplicaAssignmentError(ApiError):
-    """A manual replica assignment Kafka would refuse (unknown or repeated brokers, holes in
-    the partition numbering, a count that does not match). Kafka's
-    ``InvalidReplicaAssignmentException``; belongs in ``franz.errors``."""
-
-    code: ClassVar[ErrorCode] = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 
 
 def validate_topic_name(name: str | None) -> str:

@@ -33,8 +33,13 @@ from typing import Any, Final
 
 from franz.broker.configs import describe_topic_configs
 from franz.broker.context import HandlerResult, RequestContext
-from franz.broker.topic_manager import InvalidReplicaAssignmentError, TopicManager
-from franz.errors import ErrorCode, InvalidConfigurationError, error_code_for
+from franz.broker.topic_manager import TopicManager
+from franz.errors import (
+    ErrorCode,
+    InvalidConfigurationError,
+    InvalidReplicaAssignmentError,
+    error_code_for,
+)
 from franz.metadata.store import TopicRecord
 
 __all__ = ["handle"]
