@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from franz.broker.configs import ResourceType, check_broker_alteration, resource_type_name
@@ -44,6 +45,16 @@ DUPLICATE_RESOURCE_MESSAGE = "Each resource must appear at most once."
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    return alter_each_resource(ctx, request, _alter)
+
+
+def alter_each_resource(
+    ctx: RequestContext,
+    request: Any,
+    alter: Callable[[RequestContext, Any, bool], None],
+) -> HandlerResult:
+    """Apply ``alter`` to each resource of an (Incremental)AlterConfigs request: a resource
+    named twice gets INVALID_REQUEST and is left alone, failures become per-resource codes."""
     validate_only = bool(request.validate_only)
     seen = Counter((r.resource_type, r.resource_name) for r in request.resources)
     responses: list[dict[str, Any]] = []
@@ -54,7 +65,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             )
             continue
         try:
-            _alter(ctx, resource, validate_only)
+            alter(ctx, resource, validate_only)
         except Exception as exc:
             code, message = resource_error(exc, resource)
             responses.append(resource_response(resource, code, message))

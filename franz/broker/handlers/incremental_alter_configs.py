@@ -46,16 +46,11 @@ from franz.broker.configs import (
     resource_type_name,
 )
 from franz.broker.context import HandlerResult, RequestContext
-from franz.broker.handlers.alter_configs import (
-    DUPLICATE_RESOURCE_MESSAGE,
-    resource_error,
-    resource_response,
-)
+from franz.broker.handlers.alter_configs import alter_each_resource
 from franz.broker.topic_manager import TopicManager
 from franz.config.defs import ConfigType
 from franz.config.topic import TOPIC_CONFIG_KEYS
 from franz.errors import (
-    ErrorCode,
     InvalidConfigurationError,
     InvalidRequestError,
     UnknownTopicOrPartitionError,
@@ -74,23 +69,7 @@ class OpType(enum.IntEnum):
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    validate_only = bool(request.validate_only)
-    seen = Counter((r.resource_type, r.resource_name) for r in request.resources)
-    responses: list[dict[str, Any]] = []
-    for resource in request.resources:
-        if seen[(resource.resource_type, resource.resource_name)] > 1:
-            responses.append(
-                resource_response(resource, ErrorCode.INVALID_REQUEST, DUPLICATE_RESOURCE_MESSAGE)
-            )
-            continue
-        try:
-            _alter(ctx, resource, validate_only)
-        except Exception as exc:
-            code, message = resource_error(exc, resource)
-            responses.append(resource_response(resource, code, message))
-            continue
-        responses.append(resource_response(resource, ErrorCode.NONE, None))
-    return {"throttle_time": 0, "responses": responses}
+    return alter_each_resource(ctx, request, _alter)
 
 
 def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:
