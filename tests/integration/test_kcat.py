@@ -3,7 +3,9 @@
 ``kcat -L`` must list the broker (id 0 at the host:port it listens on) and every topic with its
 partitions, each led by broker 0. ``kcat -P -z <codec>`` writes 100,000 distinct records of
 varying sizes with binary content, and ``kcat -C -e -o beginning`` must read them back
-byte-exact and in order, for each codec.
+byte-exact and in order, for each codec; the stored batches must carry that codec
+(``codec_problems``: librdkafka silently sends uncompressed batches when it believes the broker
+lacks the codec, and legitimately when a batch would not shrink).
 
 kcat is delimiter-based: records travel split by ``-D``, keys by ``-K``. The delimiters here are
 multi-byte, contain no NUL (kcat takes C strings) and are passed ``\\xNN``-escaped; the test
@@ -18,7 +20,13 @@ import time
 
 import pytest
 
-from tests.support.clients import create_topic, end_offsets, run_kcat
+from tests.support.clients import (
+    codec_problems,
+    create_topic,
+    end_offsets,
+    run_kcat,
+    stored_batches,
+)
 
 DELIMITER = b"\x1e\xfe\x1f\xfd\x1e\xfc"
 KEY_DELIMITER = b"\x1d\xfb\x1d\xfa"
@@ -113,6 +121,8 @@ def test_kcat_round_trips_100k_records_byte_exact(broker, codec):
     assert produced.returncode == 0, produced.stderr.decode(errors="replace")
     assert not produced.stderr, produced.stderr.decode(errors="replace")
     assert end_offsets(broker.bootstrap, topic, [0]) == {0: (0, RECORDS)}
+    problems = codec_problems(stored_batches(broker, topic, 0), codec)
+    assert not problems, f"kcat -z {codec}: " + "; ".join(problems)
 
     consumed = run_kcat(
         [

@@ -60,7 +60,13 @@ import aiokafka
 import aiokafka.codec as aiokafka_codec
 from aiokafka.structs import TopicPartition as AiokafkaTopicPartition
 
-from franz.protocol.records import RecordBatchView, iter_batches
+from franz.protocol.records import (
+    BATCH_HEADER_SIZE,
+    CompressionType,
+    RecordBatchView,
+    compress,
+    iter_batches,
+)
 
 __all__ = [
     "ALL_CODECS",
@@ -70,6 +76,7 @@ __all__ = [
     "Consumed",
     "OutRecord",
     "ProduceResult",
+    "codec_problems",
     "codecs_for",
     "consume_with",
     "create_topic",
@@ -230,6 +237,39 @@ def stored_batches(broker: Any, topic: str, partition: int) -> list[RecordBatchV
     for segment in sorted(directory.glob("*.log")):
         batches.extend(iter_batches(segment.read_bytes()))
     return batches
+
+
+def codec_problems(batches: Sequence[RecordBatchView], codec: Codec) -> list[str]:
+    """Why ``batches`` (as stored) were not all compressed with ``codec``; [] if they were.
+
+    librdkafka (confluent-kafka, kcat) sends a batch uncompressed when compressing it would
+    make it larger (``rd_kafka_msgset_writer_compress``: "If the compressed data is larger
+    than the uncompressed size then throw it away and send as uncompressed"). So an
+    uncompressed batch is accepted when its records do not shrink by 10% or more with
+    ``codec`` here (our codec's output size differs a little from the client's). At least
+    one batch must carry the codec.
+    """
+    wanted = CompressionType[codec.upper()]
+    problems = []
+    for batch in batches:
+        if batch.compression_type == wanted:
+            continue
+        size = batch.size_in_bytes - BATCH_HEADER_SIZE
+        if batch.compression_type == CompressionType.NONE:
+            compressed = len(compress(wanted, batch.records_payload()))
+            if compressed >= 0.9 * size:
+                continue
+            problems.append(
+                f"batch at offset {batch.base_offset} ({batch.records_count} records, {size} "
+                f"bytes) is uncompressed, though {codec} makes it {compressed} bytes"
+            )
+        else:
+            problems.append(
+                f"batch at offset {batch.base_offset} is {batch.compression_type.name}, not {codec}"
+            )
+    if batches and not any(b.compression_type == wanted for b in batches):
+        problems.append(f"no batch of {len(batches)} is compressed with {codec}")
+    return problems
 
 
 def end_offsets(
