@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from franz.broker.context import RawBody, RequestContext
 from franz.broker.handlers import HANDLERS
+from franz.broker.handlers.api_versions import advertised_api_keys
 from franz.errors import ErrorCode, InvalidRequestError
 from franz.network.connection import CloseConnection, KafkaConnection, Response
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
@@ -58,10 +59,7 @@ def unsupported_api_versions_body() -> bytes:
         0,
         {
             "error_code": ErrorCode.UNSUPPORTED_VERSION,
-            "api_keys": [
-                {"api_key": int(k), "min_version": s.min_advertised, "max_version": s.max_version}
-                for k, s in sorted(SUPPORTED_APIS.items())
-            ],
+            "api_keys": advertised_api_keys(),
         },
     )
     return encode_response(body)
@@ -81,8 +79,10 @@ class Dispatcher:
         except InvalidRequestError as exc:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
+        # An API is served (and advertised) only when it has a handler.
+        handler = HANDLERS.get(header.api_key)
         support = SUPPORTED_APIS.get(header.api_key)  # type: ignore[call-overload]
-        if support is None:
+        if support is None or handler is None:
             log.debug(
                 "closing %s: unknown API key %d (correlation id %d)",
                 connection.peer,
@@ -116,7 +116,7 @@ class Dispatcher:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
         context = RequestContext(header, connection, self.broker)
-        result = HANDLERS[header.api_key](context, request)
+        result = handler(context, request)
         if isinstance(result, Awaitable):
             return self._complete_later(header, result)
         return self._encode(header, result)

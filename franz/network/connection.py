@@ -100,6 +100,8 @@ class KafkaConnection(asyncio.Protocol):
         self._write_paused = False
         self._read_paused = False
         self._closing = False
+        #: Close once every pending response is written (EOF from the client, shutdown).
+        self._closing_after_flush = False
         self.last_active = time.monotonic()
         self.peer = "?"
         self.connection_id = ""
@@ -163,8 +165,6 @@ class KafkaConnection(asyncio.Protocol):
         return True
 
     # -- requests and responses -----------------------------------------------------------
-
-    _closing_after_flush = False
 
     @property
     def in_flight(self) -> int:

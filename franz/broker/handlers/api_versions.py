@@ -24,8 +24,6 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    from franz.broker.handlers import HANDLERS
-
     if ctx.api_version >= 3:
         name = getattr(request, "client_software_name", "")
         version = getattr(request, "client_software_version", "")
@@ -33,11 +31,18 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             return {"error_code": ErrorCode.INVALID_REQUEST, "throttle_time": 0}
     return {
         "error_code": 0,
-        "api_keys": [
-            {"api_key": int(key), "min_version": s.min_advertised, "max_version": s.max_version}
-            for key, s in sorted(SUPPORTED_APIS.items())
-            if key in HANDLERS
-        ],
+        "api_keys": advertised_api_keys(),
         "throttle_time": 0,
         "finalized_features_epoch": -1,
     }
+
+
+def advertised_api_keys() -> list[dict[str, int]]:
+    """The ``api_keys`` entries of an ApiVersions response (also of the v0 error body)."""
+    from franz.broker.handlers import HANDLERS
+
+    return [
+        {"api_key": int(key), "min_version": s.min_advertised, "max_version": s.max_version}
+        for key, s in sorted(SUPPORTED_APIS.items())
+        if key in HANDLERS
+    ]
