@@ -1,0 +1,1 @@
+"""Coordinators: the group coordinator (classic consumer groups, committed offsets)."""
