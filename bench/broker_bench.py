@@ -45,7 +45,6 @@ from bench.broker_clients import (
     make_input,
     offsets,
     parse_json_line,
-    prewarm,
     python_child,
     register,
     run_timed,
@@ -53,7 +52,7 @@ from bench.broker_clients import (
     stop_all,
     unregister,
 )
-from bench.report import Ratio, fmt_bytes, machine_info, render_markdown_table, summarize
+from bench.report import Ratio, fmt_bytes, machine_info, prewarm, render_markdown_table, summarize
 
 __all__ = [
     "SCENARIOS",

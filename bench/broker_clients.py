@@ -55,7 +55,6 @@ __all__ = [
     "parse_json_line",
     "parse_proc_stat",
     "parse_proc_status",
-    "prewarm",
     "python_child",
     "register",
     "run_timed",
@@ -331,29 +330,6 @@ def make_input(path: Path, records: int, value_size: int = 100, seed: int = 1) -
             written += len(data)
             left -= n
     return written
-
-
-def prewarm(directory: Path, nbytes: int) -> None:
-    """Write then delete a scratch file a bit larger than the coming run (untimed).
-
-    This VM's virtio-balloon hands memory that stays free ~2 s back to the host; the next
-    first touch of each such page costs a host fault, and a run writing into the page cache
-    then goes ~10x slower at random. Freshly freed page-cache pages are reused first, so a
-    write+delete just before each timed run gives every system the same warm start (see the
-    storage bench's README, "Pre-warm").
-    """
-    if nbytes <= 0:
-        return
-    path = directory / "prewarm.tmp"
-    zeros = bytes(MiB)
-    left = nbytes + nbytes // 16 + 16 * MiB
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        while left > 0:
-            left -= os.write(fd, zeros if left >= MiB else zeros[:left])
-    finally:
-        os.close(fd)
-        path.unlink()
 
 
 # -- the mock cluster in its own process --------------------------------------------------------

@@ -26,6 +26,7 @@ __all__ = [
     "fmt_bytes",
     "machine_info",
     "paired_ratios",
+    "prewarm",
     "render_markdown_table",
     "summarize",
 ]
@@ -413,3 +414,29 @@ def free_page_reporting() -> bool | None:
         if kind == "0x0005" and len(features) > 5 and features[5] == "1":
             return True
     return False
+
+
+MiB = 1024 * 1024
+
+
+def prewarm(directory: os.PathLike[str] | str, nbytes: int) -> None:
+    """Write then delete a scratch file a bit larger than the coming run (untimed).
+
+    This VM's virtio-balloon hands memory that stays free ~2 s back to the host; the next
+    first touch of each such page costs a host fault, and a run writing into the page cache
+    then goes ~10x slower at random. Freshly freed page-cache pages are reused first, so a
+    write+delete just before each timed run gives every system the same warm start (see the
+    storage bench's README, "Pre-warm").
+    """
+    if nbytes <= 0:
+        return
+    path = os.path.join(directory, "prewarm.tmp")
+    zeros = bytes(MiB)
+    left = nbytes + nbytes // 16 + 16 * MiB
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        while left > 0:
+            left -= os.write(fd, zeros if left >= MiB else zeros[:left])
+    finally:
+        os.close(fd)
+        os.unlink(path)

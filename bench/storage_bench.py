@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.report import Ratio, Report, Row, Run, fmt_bytes, machine_info
+from bench.report import Ratio, Report, Row, Run, fmt_bytes, machine_info, prewarm
 from bench.storage_io import (
     VALUE_SIZE,
     BatchTemplate,
@@ -201,18 +201,8 @@ class Bench:
         page-cache pages are reused first, so this gives every timed run, franz's and the
         references', the same warm start. ``--no-prewarm`` turns it off.
         """
-        if not self.cfg.prewarm or nbytes <= 0:
-            return
-        path = self.base / "prewarm.tmp"
-        zeros = bytes(MiB)
-        left = nbytes + nbytes // 16 + 16 * MiB
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            while left > 0:
-                left -= os.write(fd, zeros if left >= MiB else zeros[:left])
-        finally:
-            os.close(fd)
-            path.unlink()
+        if self.cfg.prewarm:
+            prewarm(self.base, nbytes)
 
     def progress(self, tag: str, run_no: int, row: Row, run: Run) -> None:
         cut = "  [CUT by time limit]" if run.truncated else ""
