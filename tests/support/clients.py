@@ -687,20 +687,25 @@ def _consume_kafka_python(
             remaining_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
             polled = consumer.poll(timeout_ms=min(500, remaining_ms), max_records=10_000)
             for records in polled.values():
-                received.extend(
-                    Consumed(
-                        r.partition,
-                        r.offset,
-                        r.key,
-                        r.value,
-                        tuple(r.headers or ()),
-                        r.timestamp,
-                        r.timestamp_type,
-                    )
-                    for r in records
-                )
+                received.extend(_consumed(records))
     finally:
         consumer.close(autocommit=False)
+
+
+def _consumed(records: Any) -> list[Consumed]:
+    """kafka-python's and aiokafka's ConsumerRecords (the same fields) as ``Consumed``."""
+    return [
+        Consumed(
+            r.partition,
+            r.offset,
+            r.key,
+            r.value,
+            tuple(r.headers or ()),
+            r.timestamp,
+            r.timestamp_type,
+        )
+        for r in records
+    ]
 
 
 async def _consume_aiokafka(
@@ -728,18 +733,7 @@ async def _consume_aiokafka(
             remaining_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
             polled = await consumer.getmany(timeout_ms=min(500, remaining_ms), max_records=10_000)
             for records in polled.values():
-                received.extend(
-                    Consumed(
-                        r.partition,
-                        r.offset,
-                        r.key,
-                        r.value,
-                        tuple(r.headers or ()),
-                        r.timestamp,
-                        r.timestamp_type,
-                    )
-                    for r in records
-                )
+                received.extend(_consumed(records))
     finally:
         await consumer.stop()
 
