@@ -139,6 +139,132 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "controlled.shutdown.enable", _B, True, "Move leadership away before shutting down."
     ),
+    # --- log cleaner (compaction) ---
+    ConfigKey("log.cleaner.enable", _B, True, "Run the log cleaner (compaction)."),
+    ConfigKey("log.cleaner.threads", _I, 1, "Threads cleaning logs.", at_least(0)),
+    ConfigKey(
+        "log.cleaner.backoff.ms",
+        _L,
+        15000,
+        "How long the cleaner sleeps when no log is cleanable.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "log.cleaner.dedupe.buffer.size",
+        _L,
+        134217728,
+        "Memory for the cleaner's key -> offset map, across all cleaner threads.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "log.cleaner.io.buffer.size",
+        _I,
+        524288,
+        "I/O buffer memory of the cleaner, across all cleaner threads.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "log.cleaner.io.buffer.load.factor",
+        ConfigType.DOUBLE,
+        0.9,
+        "Load factor of the cleaner's dedupe buffer.",
+    ),
+    ConfigKey(
+        "log.cleaner.io.max.bytes.per.second",
+        ConfigType.DOUBLE,
+        1.7976931348623157e308,
+        "Cleaner I/O throttle, read plus write.",
+    ),
+    # --- group coordinator and __consumer_offsets ---
+    ConfigKey(
+        "group.min.session.timeout.ms",
+        _I,
+        6000,
+        "The smallest session timeout a group member may ask for.",
+    ),
+    ConfigKey(
+        "group.max.session.timeout.ms",
+        _I,
+        1800000,
+        "The largest session timeout a group member may ask for.",
+    ),
+    ConfigKey(
+        "group.initial.rebalance.delay.ms",
+        _I,
+        3000,
+        "How long the first rebalance of an empty group waits for more members.",
+        at_least(0),
+    ),
+    ConfigKey("group.max.size", _I, 2147483647, "The most members a group may have.", at_least(1)),
+    ConfigKey(
+        "offsets.topic.num.partitions",
+        _I,
+        50,
+        "Partitions of __consumer_offsets (fixed once the topic exists).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.topic.replication.factor",
+        _I,
+        3,
+        "Replication factor of __consumer_offsets (capped at the number of live brokers).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.topic.segment.bytes",
+        _I,
+        104857600,
+        "Segment size of __consumer_offsets.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.topic.compression.codec",
+        _I,
+        0,
+        "Compression of the coordinator's writes to __consumer_offsets (0 none, 1 gzip, "
+        "2 snappy, 3 lz4, 4 zstd).",
+        at_least(0),
+    ),
+    ConfigKey(
+        "offsets.load.buffer.size",
+        _I,
+        5242880,
+        "Batch size for reading __consumer_offsets into the cache.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.retention.minutes",
+        _I,
+        10080,
+        "Committed offsets of an empty group are dropped after this many minutes.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.retention.check.interval.ms",
+        _L,
+        600000,
+        "How often expired offsets are removed.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.commit.timeout.ms",
+        _I,
+        5000,
+        "How long an offset commit waits for __consumer_offsets replicas.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "offsets.commit.required.acks",
+        _I,
+        -1,
+        "acks of the coordinator's writes to __consumer_offsets.",
+    ),
+    ConfigKey(
+        "offset.metadata.max.bytes",
+        _I,
+        4096,
+        "The largest metadata string an offset commit may carry.",
+    ),
 )
 
 _SYNONYMS: tuple[ConfigKey, ...] = tuple(
