@@ -3,58 +3,59 @@
 Rules this module keeps:
 
 * No I/O, no clock, no randomness. ``step(group, event, now_ms)`` maps an immutable
-  ``GroupSnapshot`` and one event to a new snapshot and a tuple of outputs (responses carrying
-  ``ErrorCode`` values). Whoever drives it owns timers, sockets and member-id generation.
+  ``GroupSnapshot`` and one event (``events.py``, re-exported here) to a new snapshot and a tuple
+  of outputs. Whoever drives it owns sockets, persistence, member-id generation and ONE timer
+  per group, armed at ``next_deadline_ms(group)``; when it fires the driver steps ``Tick()``.
 * Every state change goes through ``can_transition``; a forbidden one raises
   ``IllegalGroupTransitionError`` (a bug, never a client error).
-* Names are Kafka's: ``GroupState`` mirrors ``ClassicGroupState`` (Kafka 3.7+, formerly
-  ``kafka.coordinator.group.GroupState`` in ``GroupMetadata.scala``) and its
-  ``validPreviousStates`` table; the per-request checks mirror ``GroupCoordinator.doJoinGroup``,
-  ``doSyncGroup``, ``handleHeartbeat`` and ``handleLeaveGroup``.
+* Names are Kafka's: ``GroupState`` mirrors ``ClassicGroupState`` and its
+  ``validPreviousStates``; the handlers mirror Kafka 3.7-3.9's ``GroupCoordinator.scala``
+  (``handleJoinGroup``, ``doSyncGroup``, ``handleHeartbeat``, ``handleLeaveGroup``,
+  ``handleDeleteGroups``, ``onCompleteJoin``, ``onExpirePendingSync``, ``onExpireHeartbeat``,
+  ``onGroupLoaded``/``onGroupUnloaded``) and ``GroupMetadata.scala``.
 
 Glossary (coined here):
 
 * *snapshot*: the immutable value of one group between two events.
-* *session deadline*: ``now_ms + session_timeout_ms`` at the member's last join, sync or
-  heartbeat; ``SessionExpired`` before the deadline is a stale timer and is ignored.
+* *deadline*: an absolute time in ms at which something is due. Kafka's delayed operations map to
+  snapshot fields: ``DelayedHeartbeat`` -> ``MemberSnapshot.session_deadline_ms`` and
+  ``pending_deadlines``; ``DelayedJoin`` -> ``rebalance_deadline_ms``; ``InitialDelayedJoin`` ->
+  ``initial_delay_deadline_ms``; ``DelayedSync`` -> ``sync_deadline_ms``.
+* *exempt*: a member parked in JoinGroup or SyncGroup that is not new; Kafka's
+  ``hasSatisfiedHeartbeat`` is true for it, so its session deadline cannot fire (it is re-armed
+  when the member is answered).
 
 What is done:
 
-* The state enum and Kafka's transition table, ``can_transition``.
-* Protocol selection (``select_protocol``) and the ``supportsProtocols`` check at join.
-* JoinGroup: Dead -> COORDINATOR_NOT_AVAILABLE; protocol type/protocol checks ->
-  INCONSISTENT_GROUP_PROTOCOL; the KIP-394 two-step join (v4+, dynamic members: the first join
-  is answered MEMBER_ID_REQUIRED with a member id that is remembered as *pending*); joins by
-  unknown member ids -> UNKNOWN_MEMBER_ID; a group.instance.id bound to another member id ->
-  FENCED_INSTANCE_ID; rejoin with unchanged metadata in CompletingRebalance/Stable (non-leader)
-  answers the current generation without a rebalance; otherwise PreparingRebalance, parking
-  the join until every member and no pending member is left, then generation + 1, protocol
-  selection, leader choice and one JoinResponse per parked member (the leader's lists members).
-* SyncGroup: fencing (COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
-  ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL for a named type/protocol that differs,
-  REBALANCE_IN_PROGRESS); followers park in CompletingRebalance; the leader's assignment moves
-  the group to Stable and answers every parked member (members without an assignment get empty
-  bytes, as Kafka); Stable answers at once.
-* Heartbeat: Kafka 3.x's order of checks; NONE in CompletingRebalance and Stable,
-  REBALANCE_IN_PROGRESS in PreparingRebalance, UNKNOWN_MEMBER_ID in Empty.
-* LeaveGroup (one member per event), session expiry (also of pending members), the rebalance
-  timeout (drops members that did not rejoin, then completes the join) and
-  ``group.initial.rebalance.delay.ms`` as a flag cleared by ``InitialDelayElapsed``.
+* The state table; protocol selection; ``group.min/max.session.timeout.ms`` (checked first:
+  INVALID_SESSION_TIMEOUT), ``group.max.size`` (``acceptJoiningMember``: GROUP_MAX_SIZE_REACHED,
+  the refused member id is dropped; a loaded group over capacity rebalances).
+* JoinGroup: KIP-394 pending members (expire after their first join's session timeout, survive a
+  completed join as in Kafka); new members expire after ``NEW_MEMBER_JOIN_TIMEOUT_MS`` until
+  answered; KIP-345 static members: a known instance id with an empty member id replaces the old
+  id (its parked join/sync is answered FENCED_INSTANCE_ID) without a rebalance in Stable when
+  the selected protocol would not change (``skip_assignment`` for a v9+ leader), with one in
+  CompletingRebalance; the rebalance timeout keeps static members that did not rejoin and drops
+  dynamic ones; when nobody rejoined the rebalance timer is re-armed.
+* The initial delay as Kafka's ``InitialDelayedJoin`` (re-armed for ``min(delay, remaining)``
+  while new members arrive during the group's first generation; a delay of 0 completes at once).
+* The KIP-814-era sync timeout (``DelayedSync``): members that did not SyncGroup within the
+  rebalance timeout after the join completed are removed and the group rebalances.
+* SyncGroup, Heartbeat, LeaveGroup (single and v3+ batches, static members by instance id),
+  DeleteGroups (Empty -> Dead), unload, load; ``validate_offset_commit`` /
+  ``accept_offset_commit`` / ``validate_offset_delete`` / ``subscribed_topics``.
 
 What is not done (yet):
 
-* Static membership beyond fencing: a known group.instance.id with an empty member id gets a new
-  member id and triggers a rebalance (Kafka replaces the member without one when the group is
-  Stable and the protocols are unchanged); static members are dropped by the rebalance timeout
-  like dynamic ones (Kafka keeps them).
-* Kafka's extension of the initial delay while new members keep arriving
-  (``InitialDelayedJoin`` re-arming up to the rebalance timeout), the CompletingRebalance sync
-  timeout (KIP-814 era ``DelayedSync``), ``group.max.size`` (GROUP_MAX_SIZE_REACHED), session
-  timeout bounds (INVALID_SESSION_TIMEOUT), transition to Dead (group deletion/emigration) and
-  batch LeaveGroup: all belong to the caller or later work.
-* Timer requests are not outputs: the driver arms the rebalance timeout when a snapshot enters
-  PreparingRebalance (``rebalance_timeout_ms()``), the initial delay when
-  ``awaiting_initial_delay`` becomes true, and session timers from ``session_deadline_ms``.
+* Failed ``PersistGroup`` writes: Kafka answers the leader's SyncGroup with the write error and
+  rebalances, or reverts a static replacement; here the snapshot has already moved on, and the
+  driver can only map the error on the held responses (see ``PersistGroup``).
+* A parked request replaced by a second request from the same member id (Kafka drops the older
+  callback unanswered): the driver must answer the older one itself.
+* A member removed by LeaveGroup while parked in SyncGroup: Kafka never answers that sync;
+  franz answers it UNKNOWN_MEMBER_ID (so every parked request gets exactly one response).
+* ``subscribed_topics`` decodes the current members on demand; Kafka caches the set at each new
+  generation and at load.
 """
 
 from __future__ import annotations
@@ -64,11 +65,43 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from franz.coordinator.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from franz.coordinator.group.events import (
+    NEW_MEMBER_JOIN_TIMEOUT_MS,
+    DeleteRequested,
+    DeleteResponse,
+    Event,
+    GroupConfig,
+    GroupLoaded,
+    Heartbeat,
+    HeartbeatResponse,
+    InitialDelayElapsed,
+    JoinGroupMember,
+    JoinRequested,
+    JoinResponse,
+    LeaveGroupRequested,
+    LeaveRequested,
+    LeaveResponse,
+    Output,
+    PersistGroup,
+    Protocols,
+    RebalanceTimeout,
+    SessionExpired,
+    SyncRequested,
+    SyncResponse,
+    Tick,
+    Unload,
+)
 from franz.errors import ErrorCode, FranzError
 
 __all__ = [
+    "NEW_MEMBER_JOIN_TIMEOUT_MS",
     "VALID_PREVIOUS_STATES",
+    "DeleteRequested",
+    "DeleteResponse",
     "Event",
+    "GroupConfig",
+    "GroupLoaded",
     "GroupSnapshot",
     "GroupState",
     "Heartbeat",
@@ -78,21 +111,28 @@ __all__ = [
     "JoinGroupMember",
     "JoinRequested",
     "JoinResponse",
+    "LeaveGroupRequested",
     "LeaveRequested",
     "LeaveResponse",
     "MemberSnapshot",
     "Output",
+    "PersistGroup",
+    "Protocols",
     "RebalanceTimeout",
     "SessionExpired",
     "SyncRequested",
     "SyncResponse",
+    "Tick",
+    "Unload",
+    "accept_offset_commit",
     "can_transition",
+    "next_deadline_ms",
     "select_protocol",
     "step",
+    "subscribed_topics",
+    "validate_offset_commit",
+    "validate_offset_delete",
 ]
-
-Protocols = tuple[tuple[str, bytes], ...]
-"""A member's supported protocols in its order of preference: (name, metadata) pairs."""
 
 
 class GroupState(enum.Enum):
@@ -154,6 +194,8 @@ class MemberSnapshot:
     ``awaiting_join``: the member sent JoinGroup in this rebalance and is parked until the join
     completes. ``awaiting_sync``: the member sent SyncGroup in CompletingRebalance and is parked
     until the leader's assignment arrives. ``assignment`` is empty until the leader assigns.
+    ``is_new``: added by a JoinGroup that has not been answered yet (Kafka's ``isNew``; its
+    session deadline is ``NEW_MEMBER_JOIN_TIMEOUT_MS`` after the join and it is never exempt).
     """
 
     group_instance_id: str | None
@@ -166,6 +208,16 @@ class MemberSnapshot:
     awaiting_join: bool = False
     awaiting_sync: bool = False
     session_deadline_ms: int = 0
+    is_new: bool = False
+
+    @property
+    def exempt(self) -> bool:
+        """Kafka's ``hasSatisfiedHeartbeat`` without a heartbeat: a parked, non-new member."""
+        return not self.is_new and (self.awaiting_join or self.awaiting_sync)
+
+    def matches(self, protocols: Protocols) -> bool:
+        """Kafka's ``matches``: the same protocols, in the same order, with the same metadata."""
+        return self.protocols == protocols
 
     @property
     def protocol_names(self) -> tuple[str, ...]:
@@ -193,13 +245,22 @@ def _freeze(members: Mapping[str, MemberSnapshot]) -> Mapping[str, MemberSnapsho
 
 @dataclass(frozen=True, slots=True)
 class GroupSnapshot:
-    """The value of a classic group between two events (Kafka's ``ClassicGroup`` fields).
+    """The value of a classic group between two events (Kafka's ``GroupMetadata`` fields).
 
     ``members`` is a read-only mapping member_id -> MemberSnapshot in join order (the order
     breaks leader and protocol-vote ties). ``pending_member_ids``: ids handed out with
-    MEMBER_ID_REQUIRED (KIP-394) whose second join has not arrived; the join cannot complete
-    while any is pending. ``awaiting_initial_delay``: the group left Empty and
-    ``group.initial.rebalance.delay.ms`` has not elapsed yet.
+    MEMBER_ID_REQUIRED (KIP-394) whose second join has not arrived; the join cannot complete on
+    its own while any is pending; ``pending_deadlines`` maps them to their expiry (first join +
+    its session timeout). ``pending_sync_member_ids``: members that have not sent SyncGroup since
+    the last join completed (Kafka's ``pendingSyncMembers``), removed at ``sync_deadline_ms``.
+
+    Deadlines (absolute ms, None = not armed): ``rebalance_deadline_ms`` (``DelayedJoin``: the
+    join completes with whoever rejoined), ``initial_delay_deadline_ms`` (``InitialDelayedJoin``
+    of a group leaving Empty, with ``initial_delay_ms`` its current delay and
+    ``initial_delay_remaining_ms`` what is left of the rebalance timeout; ``new_member_added`` is
+    Kafka's flag that re-arms it), ``sync_deadline_ms`` (``DelayedSync``). At most one of the
+    first two is armed, and only in PreparingRebalance. ``awaiting_initial_delay`` is true while
+    the initial delay is armed (kept for drivers written before ``Tick``).
     """
 
     group_id: str
@@ -211,10 +272,23 @@ class GroupSnapshot:
     members: Mapping[str, MemberSnapshot] = field(default_factory=lambda: _freeze({}))
     pending_member_ids: frozenset[str] = frozenset()
     awaiting_initial_delay: bool = False
+    config: GroupConfig = field(default_factory=GroupConfig)
+    pending_deadlines: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    pending_sync_member_ids: frozenset[str] = frozenset()
+    rebalance_deadline_ms: int | None = None
+    initial_delay_deadline_ms: int | None = None
+    initial_delay_ms: int = 0
+    initial_delay_remaining_ms: int = 0
+    new_member_added: bool = False
+    sync_deadline_ms: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.members, MappingProxyType):
             object.__setattr__(self, "members", _freeze(self.members))
+        if not isinstance(self.pending_deadlines, MappingProxyType):
+            object.__setattr__(
+                self, "pending_deadlines", MappingProxyType(dict(self.pending_deadlines))
+            )
 
     def static_member_id(self, group_instance_id: str) -> str | None:
         """The member id currently bound to ``group_instance_id``, if any."""
@@ -235,139 +309,6 @@ class GroupSnapshot:
         """The longest rebalance timeout among members: how long PreparingRebalance may last."""
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
-
-# --- events -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class JoinRequested:
-    """A JoinGroup request. ``new_member_id`` is the id the driver generated for this request
-    (Kafka: ``client_id + "-" + UUID``), used only if the group must hand out a member id.
-    ``require_known_member_id`` is true for JoinGroup v4+ (KIP-394)."""
-
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: Protocols
-    new_member_id: str
-    require_known_member_id: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class SyncRequested:
-    """A SyncGroup request; ``assignments`` are (member_id, bytes), sent by the leader only.
-    ``protocol_type``/``protocol_name`` are None before SyncGroup v5."""
-
-    member_id: str
-    generation_id: int
-    group_instance_id: str | None = None
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    assignments: tuple[tuple[str, bytes], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Heartbeat:
-    """A Heartbeat request."""
-
-    member_id: str
-    generation_id: int
-    group_instance_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveRequested:
-    """One member of a LeaveGroup request."""
-
-    member_id: str
-    group_instance_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionExpired:
-    """The session timer of ``member_id`` (a member or a pending member id) fired."""
-
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class RebalanceTimeout:
-    """The rebalance timer of the current PreparingRebalance fired."""
-
-
-@dataclass(frozen=True, slots=True)
-class InitialDelayElapsed:
-    """``group.initial.rebalance.delay.ms`` elapsed since the group left Empty."""
-
-
-Event = (
-    JoinRequested
-    | SyncRequested
-    | Heartbeat
-    | LeaveRequested
-    | SessionExpired
-    | RebalanceTimeout
-    | InitialDelayElapsed
-)
-
-# --- outputs ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class JoinGroupMember:
-    """One entry of the member list the leader receives in its JoinGroup response."""
-
-    member_id: str
-    group_instance_id: str | None
-    metadata: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class JoinResponse:
-    """The JoinGroup response for ``member_id``; ``members`` is non-empty for the leader only."""
-
-    member_id: str
-    error: ErrorCode
-    generation_id: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str = ""
-    members: tuple[JoinGroupMember, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SyncResponse:
-    """The SyncGroup response for ``member_id``."""
-
-    member_id: str
-    error: ErrorCode
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    assignment: bytes = b""
-
-
-@dataclass(frozen=True, slots=True)
-class HeartbeatResponse:
-    """The Heartbeat response for ``member_id``."""
-
-    member_id: str
-    error: ErrorCode
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveResponse:
-    """The per-member LeaveGroup result for ``member_id``."""
-
-    member_id: str
-    error: ErrorCode
-
-
-Output = JoinResponse | SyncResponse | HeartbeatResponse | LeaveResponse
-Step = tuple[GroupSnapshot, tuple[Output, ...]]
 
 # --- protocol selection -------------------------------------------------------------------
 
@@ -398,7 +339,9 @@ def select_protocol(members: Iterable[MemberSnapshot]) -> str | None:
     return ordered[0].vote(tied)
 
 
-# --- transitions --------------------------------------------------------------------------
+Step = tuple[GroupSnapshot, tuple[Output, ...]]
+
+# --- transitions and membership bookkeeping -----------------------------------------------
 
 
 def _transition(group: GroupSnapshot, to_state: GroupState, **changes: object) -> GroupSnapshot:
@@ -413,6 +356,40 @@ def _with_members(group: GroupSnapshot, members: Mapping[str, MemberSnapshot]) -
     return replace(group, members=_freeze(members))
 
 
+def _put(group: GroupSnapshot, member_id: str, member: MemberSnapshot) -> GroupSnapshot:
+    return _with_members(group, {**group.members, member_id: member})
+
+
+def _armed(member: MemberSnapshot, now_ms: int) -> MemberSnapshot:
+    """Kafka's ``completeAndScheduleNextHeartbeatExpiration``."""
+    return replace(member, session_deadline_ms=now_ms + member.session_timeout_ms)
+
+
+def _without_pending(group: GroupSnapshot, member_id: str) -> GroupSnapshot:
+    deadlines = {k: v for k, v in group.pending_deadlines.items() if k != member_id}
+    return replace(
+        group,
+        pending_member_ids=group.pending_member_ids - {member_id},
+        pending_deadlines=MappingProxyType(deadlines),
+    )
+
+
+def _bare_remove(group: GroupSnapshot, member_id: str) -> GroupSnapshot:
+    """Kafka's ``GroupMetadata.remove``: no callbacks, no rebalance; the leader passes to the
+    first remaining member."""
+    members = {mid: m for mid, m in group.members.items() if mid != member_id}
+    leader = group.leader_id
+    if leader == member_id:
+        leader = next(iter(members), None)
+    group = _without_pending(group, member_id)
+    return replace(
+        group,
+        members=_freeze(members),
+        leader_id=leader,
+        pending_sync_member_ids=group.pending_sync_member_ids - {member_id},
+    )
+
+
 def _supports_protocols(group: GroupSnapshot, protocol_type: str, protocols: Protocols) -> bool:
     """Kafka's ``supportsProtocols``: an Empty group takes any non-empty type and list; otherwise
     the type must match and one protocol must be supported by every member."""
@@ -424,48 +401,24 @@ def _supports_protocols(group: GroupSnapshot, protocol_type: str, protocols: Pro
     return group.protocol_type == protocol_type and bool(names & group.candidate_protocols())
 
 
-def _fence(group: GroupSnapshot, member_id: str, group_instance_id: str | None) -> ErrorCode:
-    """Kafka's ``validateMember``: UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / NONE."""
-    if group_instance_id is not None:
-        bound = group.static_member_id(group_instance_id)
-        if bound is not None and bound != member_id:
+def _validate_member(group: GroupSnapshot, member_id: str, instance_id: str | None) -> ErrorCode:
+    """Kafka's ``validateCurrentMember``: an instance id must exist and be bound to
+    ``member_id`` (else UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID); the member id must exist."""
+    if instance_id is not None:
+        bound = group.static_member_id(instance_id)
+        if bound is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if bound != member_id:
             return ErrorCode.FENCED_INSTANCE_ID
     if member_id not in group.members:
         return ErrorCode.UNKNOWN_MEMBER_ID
     return ErrorCode.NONE
 
 
-def _prepare_rebalance(group: GroupSnapshot) -> Step:
-    """Kafka's ``prepareRebalance``: parked syncs are answered REBALANCE_IN_PROGRESS and
-    assignments reset when leaving CompletingRebalance; leaving Empty arms the initial delay."""
-    outputs: list[Output] = []
-    members = dict(group.members)
-    if group.state is GroupState.COMPLETING_REBALANCE:
-        for member_id, member in group.members.items():
-            if member.awaiting_sync:
-                outputs.append(SyncResponse(member_id, ErrorCode.REBALANCE_IN_PROGRESS))
-            members[member_id] = replace(member, awaiting_sync=False, assignment=b"")
-    group = _transition(
-        _with_members(group, members),
-        GroupState.PREPARING_REBALANCE,
-        awaiting_initial_delay=group.state is GroupState.EMPTY,
-    )
-    return group, tuple(outputs)
-
-
-def _maybe_prepare_rebalance(group: GroupSnapshot) -> Step:
-    if can_transition(group.state, GroupState.PREPARING_REBALANCE):
-        return _prepare_rebalance(group)
-    return group, ()
-
-
 def _join_response(group: GroupSnapshot, member_id: str) -> JoinResponse:
     members: tuple[JoinGroupMember, ...] = ()
     if member_id == group.leader_id and group.protocol_name is not None:
-        members = tuple(
-            JoinGroupMember(mid, m.group_instance_id, m.metadata(group.protocol_name))
-            for mid, m in group.members.items()
-        )
+        members = _member_list(group)
     return JoinResponse(
         member_id,
         ErrorCode.NONE,
@@ -477,36 +430,130 @@ def _join_response(group: GroupSnapshot, member_id: str) -> JoinResponse:
     )
 
 
-def _try_complete_join(group: GroupSnapshot, *, force: bool = False) -> Step:
-    """Kafka's ``tryCompleteJoin``/``onCompleteJoin``. Without ``force`` the join completes only
-    when every member rejoined, none is pending and the initial delay is over; with it (the
-    rebalance timeout) members that did not rejoin are dropped first."""
-    if group.state is not GroupState.PREPARING_REBALANCE:
+def _member_list(group: GroupSnapshot) -> tuple[JoinGroupMember, ...]:
+    """Kafka's ``currentMemberMetadata``: every member, with its metadata for the protocol."""
+    assert group.protocol_name is not None
+    return tuple(
+        JoinGroupMember(mid, m.group_instance_id, m.metadata(group.protocol_name))
+        for mid, m in group.members.items()
+    )
+
+
+def _clear_timers(group: GroupSnapshot) -> GroupSnapshot:
+    return replace(
+        group,
+        rebalance_deadline_ms=None,
+        initial_delay_deadline_ms=None,
+        awaiting_initial_delay=False,
+    )
+
+
+# --- rebalance ----------------------------------------------------------------------------
+
+
+def _prepare_rebalance(group: GroupSnapshot, now_ms: int) -> Step:
+    """Kafka's ``prepareRebalance``: parked syncs are answered REBALANCE_IN_PROGRESS and
+    assignments reset when leaving CompletingRebalance; the sync timer is cancelled; leaving
+    Empty arms ``InitialDelayedJoin``, anything else ``DelayedJoin`` (the rebalance timeout)."""
+    outputs: list[Output] = []
+    if group.state is GroupState.COMPLETING_REBALANCE:
+        members = dict(group.members)
+        for member_id, member in group.members.items():
+            if member.awaiting_sync:
+                outputs.append(SyncResponse(member_id, ErrorCode.REBALANCE_IN_PROGRESS))
+                member = _armed(member, now_ms)
+            members[member_id] = replace(member, awaiting_sync=False, assignment=b"")
+        group = _with_members(group, members)
+    timeout = group.rebalance_timeout_ms()
+    if group.state is GroupState.EMPTY:
+        delay = group.config.initial_rebalance_delay_ms
+        timers: dict[str, object] = {
+            "initial_delay_deadline_ms": now_ms + delay,
+            "initial_delay_ms": delay,
+            "initial_delay_remaining_ms": max(timeout - delay, 0),
+            "awaiting_initial_delay": True,
+            "rebalance_deadline_ms": None,
+        }
+    else:
+        timers = {"rebalance_deadline_ms": now_ms + timeout}
+    group = _transition(
+        group,
+        GroupState.PREPARING_REBALANCE,
+        pending_sync_member_ids=frozenset(),
+        sync_deadline_ms=None,
+        **timers,
+    )
+    if group.initial_delay_deadline_ms is not None and group.initial_delay_deadline_ms <= now_ms:
+        group, more = _expire_initial_delay(group, now_ms)  # a delay of 0: no delay at all
+    else:
+        group, more = _try_complete_join(group, now_ms)
+    return group, (*outputs, *more)
+
+
+def _maybe_prepare_rebalance(group: GroupSnapshot, now_ms: int) -> Step:
+    if can_transition(group.state, GroupState.PREPARING_REBALANCE):
+        return _prepare_rebalance(group, now_ms)
+    return group, ()
+
+
+def _try_complete_join(group: GroupSnapshot, now_ms: int) -> Step:
+    """``DelayedJoin.tryComplete``: complete once every member rejoined and none is pending;
+    never while ``InitialDelayedJoin`` is armed (its ``tryComplete`` is false)."""
+    if group.state is not GroupState.PREPARING_REBALANCE or group.awaiting_initial_delay:
         return group, ()
-    all_joined = all(m.awaiting_join for m in group.members.values())
-    if not force and (not all_joined or group.pending_member_ids or group.awaiting_initial_delay):
+    if group.pending_member_ids or not all(m.awaiting_join for m in group.members.values()):
         return group, ()
-    members = {mid: m for mid, m in group.members.items() if m.awaiting_join}
-    generation = group.generation_id + 1
-    if not members:
-        empty = _transition(
+    return _complete_join(group, now_ms)
+
+
+def _expire_initial_delay(group: GroupSnapshot, now_ms: int) -> Step:
+    """``InitialDelayedJoin.onComplete``: while new members joined during the last delay and
+    rebalance time remains, wait ``min(configured delay, remaining)`` more (remaining shrinks by
+    the delay that just ended); otherwise complete the join."""
+    while group.new_member_added and group.initial_delay_remaining_ms != 0:
+        delay = min(group.config.initial_rebalance_delay_ms, group.initial_delay_remaining_ms)
+        group = replace(
             group,
-            GroupState.EMPTY,
-            members=_freeze({}),
-            generation_id=generation,
-            protocol_name=None,
-            protocol_type=None,
-            leader_id=None,
-            pending_member_ids=frozenset(),
-            awaiting_initial_delay=False,
+            new_member_added=False,
+            initial_delay_deadline_ms=now_ms + delay,
+            initial_delay_remaining_ms=max(
+                group.initial_delay_remaining_ms - group.initial_delay_ms, 0
+            ),
+            initial_delay_ms=delay,
         )
-        return empty, ()
-    protocol = select_protocol(members.values())
+        if delay > 0:
+            return group, ()
+    return _complete_join(group, now_ms)
+
+
+def _complete_join(group: GroupSnapshot, now_ms: int) -> Step:
+    """Kafka's ``onCompleteJoin``: drop dynamic members that did not rejoin (static ones stay),
+    keep or elect a leader among the rejoined; if nobody rejoined re-arm the rebalance timer;
+    else next generation (CompletingRebalance, every parked join answered, every member's
+    session re-armed and expected to sync before ``sync_deadline_ms``) or Empty."""
+    group = _clear_timers(group)
+    for mid, member in group.members.items():
+        if not member.awaiting_join and member.group_instance_id is None:
+            group = _bare_remove(group, mid)
+    joined = [mid for mid, m in group.members.items() if m.awaiting_join]
+    if group.members and not joined:
+        deadline = now_ms + group.rebalance_timeout_ms()
+        return replace(group, rebalance_deadline_ms=deadline), ()
+    generation = group.generation_id + 1
+    if not group.members:
+        empty = _transition(
+            group, GroupState.EMPTY, generation_id=generation, protocol_name=None, leader_id=None
+        )
+        return empty, (PersistGroup(generation),)
+    leader = group.leader_id if group.leader_id in joined else joined[0]
+    protocol = select_protocol(group.members.values())
     if protocol is None:
         # Unreachable through step(): joins that share no protocol with the group are refused.
         raise IllegalGroupTransitionError(f"group {group.group_id}: no common protocol")
-    leader = group.leader_id if group.leader_id in members else next(iter(members))
-    members = {mid: replace(m, awaiting_join=False) for mid, m in members.items()}
+    members = {
+        mid: _armed(replace(m, awaiting_join=False, is_new=False), now_ms)
+        for mid, m in group.members.items()
+    }
     done = _transition(
         group,
         GroupState.COMPLETING_REBALANCE,
@@ -514,30 +561,102 @@ def _try_complete_join(group: GroupSnapshot, *, force: bool = False) -> Step:
         generation_id=generation,
         protocol_name=protocol,
         leader_id=leader,
-        pending_member_ids=frozenset(),
-        awaiting_initial_delay=False,
+        pending_sync_member_ids=frozenset(members),
+        sync_deadline_ms=now_ms + group.rebalance_timeout_ms(),
     )
-    joined = [mid for mid, m in group.members.items() if m.awaiting_join]
     return done, tuple(_join_response(done, mid) for mid in joined)
 
 
-def _remove_member(group: GroupSnapshot, member_id: str) -> Step:
-    """Kafka's ``removeMemberAndUpdateGroup``."""
-    members = {mid: m for mid, m in group.members.items() if mid != member_id}
-    leader = group.leader_id
-    if leader == member_id:
-        leader = next(iter(members), None)
-    group = replace(group, members=_freeze(members), leader_id=leader)
-    outputs: tuple[Output, ...] = ()
+def _remove_member(group: GroupSnapshot, member_id: str, now_ms: int) -> Step:
+    """Kafka's ``removeMemberAndUpdateGroup``: a parked join is answered UNKNOWN_MEMBER_ID (a
+    parked sync too: franz's choice, Kafka leaves it unanswered), then the group rebalances."""
+    member = group.members[member_id]
+    outputs: list[Output] = []
+    if member.awaiting_join:
+        outputs.append(JoinResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID))
+    if member.awaiting_sync:
+        outputs.append(SyncResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID))
+    group = _bare_remove(group, member_id)
     if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-        group, outputs = _prepare_rebalance(group)
-    group, more = _try_complete_join(group)
-    return group, outputs + more
+        group, more = _prepare_rebalance(group, now_ms)
+    else:
+        group, more = _try_complete_join(group, now_ms)
+    return group, (*outputs, *more)
+
+
+def _remove_pending(group: GroupSnapshot, member_id: str, now_ms: int) -> Step:
+    """Kafka's ``removePendingMemberAndUpdateGroup``."""
+    return _try_complete_join(_without_pending(group, member_id), now_ms)
+
+
+# --- JoinGroup ----------------------------------------------------------------------------
+
+
+def _accept_joining_member(group: GroupSnapshot, member_id: str) -> bool:
+    """Kafka's ``acceptJoiningMember`` (``group.max.size``): in PreparingRebalance count the
+    members already rejoined (a group shrunk by a config change sheds the last rejoiners); in
+    CompletingRebalance/Stable existing members are always accepted."""
+    limit = group.config.max_size
+    member = group.members.get(member_id)
+    if group.state is GroupState.PREPARING_REBALANCE:
+        awaiting = sum(m.awaiting_join for m in group.members.values())
+        return (member is not None and member.awaiting_join) or awaiting < limit
+    if group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
+        return member is not None or len(group.members) < limit
+    return True
+
+
+def _join(group: GroupSnapshot, event: JoinRequested, now_ms: int) -> Step:
+    cfg = group.config
+    if not cfg.min_session_timeout_ms <= event.session_timeout_ms <= cfg.max_session_timeout_ms:
+        return group, (JoinResponse(event.member_id, ErrorCode.INVALID_SESSION_TIMEOUT),)
+    if not _accept_joining_member(group, event.member_id):
+        group = _bare_remove(group, event.member_id)
+        group, out = _try_complete_join(group, now_ms)
+        return group, (JoinResponse("", ErrorCode.GROUP_MAX_SIZE_REACHED), *out)
+    answer_id = event.member_id or ""
+    if group.state is GroupState.DEAD:
+        return group, (JoinResponse(answer_id, ErrorCode.COORDINATOR_NOT_AVAILABLE),)
+    if not _supports_protocols(group, event.protocol_type, event.protocols):
+        return group, (JoinResponse(answer_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL),)
+    if event.member_id == "":
+        group, out = _join_new_member(group, event, now_ms)
+    elif event.member_id in group.pending_member_ids:
+        group, out = _add_member_and_rebalance(group, event.member_id, event, now_ms)
+    else:
+        error = _validate_member(group, event.member_id, event.group_instance_id)
+        if error is not ErrorCode.NONE:
+            return group, (JoinResponse(event.member_id, error),)
+        group, out = _join_current_member(group, event, now_ms)
+    group, more = _try_complete_join(group, now_ms)
+    return group, (*out, *more)
+
+
+def _join_new_member(group: GroupSnapshot, event: JoinRequested, now_ms: int) -> Step:
+    """Kafka's ``doStaticNewMemberJoinGroup`` / ``doDynamicNewMemberJoinGroup``."""
+    new_id = event.new_member_id
+    if event.group_instance_id is not None:
+        old = group.static_member_id(event.group_instance_id)
+        if old is not None:
+            return _update_static_member(group, old, event, now_ms)
+        return _add_member_and_rebalance(group, new_id, event, now_ms)
+    if event.require_known_member_id:
+        # KIP-394: hand out the id, remember it, let the client come back with it.
+        group = replace(
+            group,
+            pending_member_ids=group.pending_member_ids | {new_id},
+            pending_deadlines=MappingProxyType(
+                {**group.pending_deadlines, new_id: now_ms + event.session_timeout_ms}
+            ),
+        )
+        return group, (JoinResponse(new_id, ErrorCode.MEMBER_ID_REQUIRED),)
+    return _add_member_and_rebalance(group, new_id, event, now_ms)
 
 
 def _add_member_and_rebalance(
     group: GroupSnapshot, member_id: str, event: JoinRequested, now_ms: int
 ) -> Step:
+    """Kafka's ``addMemberAndRebalance``."""
     member = MemberSnapshot(
         group_instance_id=event.group_instance_id,
         client_id=event.client_id,
@@ -546,76 +665,95 @@ def _add_member_and_rebalance(
         rebalance_timeout_ms=event.rebalance_timeout_ms,
         protocols=event.protocols,
         awaiting_join=True,
-        session_deadline_ms=now_ms + event.session_timeout_ms,
+        session_deadline_ms=now_ms + NEW_MEMBER_JOIN_TIMEOUT_MS,
+        is_new=True,
     )
-    members = dict(group.members)
-    members[member_id] = member
+    added = group.state is GroupState.PREPARING_REBALANCE and group.generation_id == 0
+    group = _without_pending(group, member_id)
     group = replace(
-        group,
-        members=_freeze(members),
-        pending_member_ids=group.pending_member_ids - {member_id},
+        _put(group, member_id, member),
         protocol_type=event.protocol_type if not group.members else group.protocol_type,
         leader_id=group.leader_id if group.leader_id is not None else member_id,
+        new_member_added=group.new_member_added or added,
     )
-    group, out1 = _maybe_prepare_rebalance(group)
-    group, out2 = _try_complete_join(group)
-    return group, out1 + out2
+    return _maybe_prepare_rebalance(group, now_ms)
 
 
-def _join(group: GroupSnapshot, event: JoinRequested, now_ms: int) -> Step:
-    def refuse(error: ErrorCode, member_id: str = event.member_id) -> Step:
-        return group, (JoinResponse(member_id, error),)
-
-    if group.state is GroupState.DEAD:
-        return refuse(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    if not _supports_protocols(group, event.protocol_type, event.protocols):
-        return refuse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-
-    if event.member_id == "":
-        if event.group_instance_id is not None:
-            old = group.static_member_id(event.group_instance_id)
-            if old is not None:
-                # Partial static membership: the old member id is replaced (and so fenced).
-                group, out = _remove_member(group, old)
-                group, more = _add_member_and_rebalance(group, event.new_member_id, event, now_ms)
-                return group, out + more
-            return _add_member_and_rebalance(group, event.new_member_id, event, now_ms)
-        if event.require_known_member_id:
-            # KIP-394: hand out the id, remember it, let the client come back with it.
-            group = replace(
-                group, pending_member_ids=group.pending_member_ids | {event.new_member_id}
-            )
-            return group, (JoinResponse(event.new_member_id, ErrorCode.MEMBER_ID_REQUIRED),)
-        return _add_member_and_rebalance(group, event.new_member_id, event, now_ms)
-
-    if event.member_id in group.pending_member_ids:
-        return _add_member_and_rebalance(group, event.member_id, event, now_ms)
-    error = _fence(group, event.member_id, event.group_instance_id)
-    if error is not ErrorCode.NONE:
-        return refuse(error)
-    if group.state is GroupState.EMPTY:
-        return refuse(ErrorCode.UNKNOWN_MEMBER_ID)
-
-    member = group.members[event.member_id]
-    unchanged = member.protocols == event.protocols
-    refreshed = replace(
+def _rejoined(member: MemberSnapshot, event: JoinRequested) -> MemberSnapshot:
+    """Kafka's ``updateMember`` with a callback: new protocols and timeouts, parked."""
+    return replace(
         member,
         protocols=event.protocols,
         session_timeout_ms=event.session_timeout_ms,
         rebalance_timeout_ms=event.rebalance_timeout_ms,
-        session_deadline_ms=now_ms + event.session_timeout_ms,
+        awaiting_join=True,
     )
+
+
+def _join_current_member(group: GroupSnapshot, event: JoinRequested, now_ms: int) -> Step:
+    """Kafka's ``doCurrentMemberJoinGroup`` after validation."""
+    member_id = event.member_id
+    member = group.members[member_id]
+    if group.state is GroupState.EMPTY:
+        return group, (JoinResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID),)
+    unchanged = member.matches(event.protocols)
     if unchanged and (
         group.state is GroupState.COMPLETING_REBALANCE
-        or (group.state is GroupState.STABLE and event.member_id != group.leader_id)
+        or (group.state is GroupState.STABLE and member_id != group.leader_id)
     ):
         # A lost JoinGroup response or a follower's rejoin: answer the current generation.
-        group = _with_members(group, {**group.members, event.member_id: refreshed})
-        return group, (_join_response(group, event.member_id),)
-    members = {**group.members, event.member_id: replace(refreshed, awaiting_join=True)}
-    group, out1 = _maybe_prepare_rebalance(_with_members(group, members))
-    group, out2 = _try_complete_join(group)
-    return group, out1 + out2
+        return group, (_join_response(group, member_id),)
+    group = _put(group, member_id, _rejoined(member, event))
+    return _maybe_prepare_rebalance(group, now_ms)
+
+
+def _update_static_member(
+    group: GroupSnapshot, old_id: str, event: JoinRequested, now_ms: int
+) -> Step:
+    """Kafka's ``updateStaticMemberAndRebalance``: the instance's old member id is replaced by
+    the new one (its parked requests answered FENCED_INSTANCE_ID), keeping the assignment. In
+    Stable without a protocol change the group does not rebalance: the join is answered at once
+    after ``PersistGroup``; v9+ leaders get the member list and ``skip_assignment``, others (and
+    older leaders) get the previous leader id so that nobody runs the assignor."""
+    new_id = event.new_member_id
+    old = group.members[old_id]
+    outputs: list[Output] = []
+    if old.awaiting_join:
+        outputs.append(JoinResponse(old_id, ErrorCode.FENCED_INSTANCE_ID))
+    if old.awaiting_sync:
+        outputs.append(SyncResponse(old_id, ErrorCode.FENCED_INSTANCE_ID))
+    previous_leader = group.leader_id
+    member = _rejoined(replace(_armed(old, now_ms), awaiting_sync=False), event)
+    members = {(new_id if mid == old_id else mid): m for mid, m in group.members.items()}
+    members[new_id] = member
+    pending_sync = group.pending_sync_member_ids
+    if old_id in pending_sync:
+        pending_sync = (pending_sync - {old_id}) | {new_id}
+    group = replace(
+        _with_members(group, members),
+        leader_id=new_id if previous_leader == old_id else previous_leader,
+        pending_sync_member_ids=pending_sync,
+    )
+    if group.state is GroupState.STABLE:
+        if select_protocol(group.members.values()) != group.protocol_name:
+            group, more = _prepare_rebalance(group, now_ms)
+            return group, (*outputs, *more)
+        group = _put(group, new_id, replace(member, awaiting_join=False))
+        is_leader = group.leader_id == new_id
+        if event.supports_skip_assignment:
+            response = replace(_join_response(group, new_id), skip_assignment=is_leader)
+        else:
+            response = replace(
+                _join_response(group, new_id), members=(), leader_id=previous_leader or ""
+            )
+        return group, (*outputs, PersistGroup(group.generation_id), response)
+    if group.state is GroupState.COMPLETING_REBALANCE:
+        group, more = _prepare_rebalance(group, now_ms)
+        return group, (*outputs, *more)
+    return group, tuple(outputs)  # PreparingRebalance: parked like any rejoin
+
+
+# --- SyncGroup, Heartbeat, LeaveGroup, DeleteGroups -----------------------------------------
 
 
 def _sync(group: GroupSnapshot, event: SyncRequested, now_ms: int) -> Step:
@@ -624,7 +762,7 @@ def _sync(group: GroupSnapshot, event: SyncRequested, now_ms: int) -> Step:
 
     if group.state is GroupState.DEAD:
         return answer(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    error = _fence(group, event.member_id, event.group_instance_id)
+    error = _validate_member(group, event.member_id, event.group_instance_id)
     if error is not ErrorCode.NONE:
         return answer(error)
     if event.generation_id != group.generation_id:
@@ -638,12 +776,15 @@ def _sync(group: GroupSnapshot, event: SyncRequested, now_ms: int) -> Step:
     if group.state is GroupState.PREPARING_REBALANCE:
         return answer(ErrorCode.REBALANCE_IN_PROGRESS)
 
-    member = replace(
-        group.members[event.member_id],
-        session_deadline_ms=now_ms + group.members[event.member_id].session_timeout_ms,
+    pending_sync = group.pending_sync_member_ids - {event.member_id}
+    group = replace(
+        group,
+        pending_sync_member_ids=pending_sync,
+        sync_deadline_ms=group.sync_deadline_ms if pending_sync else None,
     )
+    member = group.members[event.member_id]
     if group.state is GroupState.STABLE:
-        group = _with_members(group, {**group.members, event.member_id: member})
+        group = _put(group, event.member_id, _armed(member, now_ms))
         return group, (
             SyncResponse(
                 event.member_id,
@@ -667,9 +808,10 @@ def _sync(group: GroupSnapshot, event: SyncRequested, now_ms: int) -> Step:
                     mid, ErrorCode.NONE, group.protocol_type, group.protocol_name, assignment
                 )
             )
+            m = _armed(m, now_ms)
         members[mid] = replace(m, assignment=assignment, awaiting_sync=False)
     group = _transition(group, GroupState.STABLE, members=_freeze(members))
-    return group, tuple(outputs)
+    return group, (PersistGroup(group.generation_id), *outputs)
 
 
 def _heartbeat(group: GroupSnapshot, event: Heartbeat, now_ms: int) -> Step:
@@ -678,43 +820,178 @@ def _heartbeat(group: GroupSnapshot, event: Heartbeat, now_ms: int) -> Step:
 
     if group.state is GroupState.DEAD:
         return answer(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    error = _fence(group, event.member_id, event.group_instance_id)
+    error = _validate_member(group, event.member_id, event.group_instance_id)
     if error is not ErrorCode.NONE:
         return answer(group, error)
     if event.generation_id != group.generation_id:
         return answer(group, ErrorCode.ILLEGAL_GENERATION)
     if group.state is GroupState.EMPTY:
         return answer(group, ErrorCode.UNKNOWN_MEMBER_ID)
-    member = group.members[event.member_id]
-    member = replace(member, session_deadline_ms=now_ms + member.session_timeout_ms)
-    group = _with_members(group, {**group.members, event.member_id: member})
+    group = _put(group, event.member_id, _armed(group.members[event.member_id], now_ms))
     if group.state is GroupState.PREPARING_REBALANCE:
         return answer(group, ErrorCode.REBALANCE_IN_PROGRESS)
     return answer(group, ErrorCode.NONE)
 
 
-def _leave(group: GroupSnapshot, event: LeaveRequested) -> Step:
-    if group.state is GroupState.DEAD:
-        return group, (LeaveResponse(event.member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE),)
-    if event.member_id in group.pending_member_ids:
-        group = replace(group, pending_member_ids=group.pending_member_ids - {event.member_id})
-        group, out = _try_complete_join(group)
-        return group, (LeaveResponse(event.member_id, ErrorCode.NONE), *out)
-    error = _fence(group, event.member_id, event.group_instance_id)
+def _leave_one(group: GroupSnapshot, who: LeaveRequested, now_ms: int) -> Step:
+    """One identity of Kafka's ``handleLeaveGroup``: the ``LeaveResponse`` comes first."""
+
+    def done(g: GroupSnapshot, error: ErrorCode, out: tuple[Output, ...] = ()) -> Step:
+        return g, (LeaveResponse(who.member_id, error, who.group_instance_id), *out)
+
+    if who.member_id == "":
+        # v3+ administrative removal of a static member by its instance id.
+        instance = who.group_instance_id
+        bound = None if instance is None else group.static_member_id(instance)
+        if bound is None:
+            return done(group, ErrorCode.UNKNOWN_MEMBER_ID)
+        after, out = _remove_member(group, bound, now_ms)
+        return done(after, ErrorCode.NONE, out)
+    if who.member_id in group.pending_member_ids:
+        after, out = _remove_pending(group, who.member_id, now_ms)
+        return done(after, ErrorCode.NONE, out)
+    error = _validate_member(group, who.member_id, who.group_instance_id)
     if error is not ErrorCode.NONE:
-        return group, (LeaveResponse(event.member_id, error),)
-    group, out = _remove_member(group, event.member_id)
-    return group, (LeaveResponse(event.member_id, ErrorCode.NONE), *out)
+        return done(group, error)
+    after, out = _remove_member(group, who.member_id, now_ms)
+    return done(after, ErrorCode.NONE, out)
 
 
-def _session_expired(group: GroupSnapshot, event: SessionExpired, now_ms: int) -> Step:
-    if event.member_id in group.pending_member_ids:
-        group = replace(group, pending_member_ids=group.pending_member_ids - {event.member_id})
-        return _try_complete_join(group)
-    member = group.members.get(event.member_id)
-    if member is None or now_ms < member.session_deadline_ms:
-        return group, ()  # stale timer
-    return _remove_member(group, event.member_id)
+def _leave(group: GroupSnapshot, event: LeaveRequested, now_ms: int) -> Step:
+    if group.state is GroupState.DEAD:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return group, (LeaveResponse(event.member_id, error, event.group_instance_id),)
+    return _leave_one(group, event, now_ms)
+
+
+def _leave_group(group: GroupSnapshot, event: LeaveGroupRequested, now_ms: int) -> Step:
+    if group.state is GroupState.DEAD:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return group, tuple(
+            LeaveResponse(w.member_id, error, w.group_instance_id) for w in event.identities
+        )
+    answers: list[Output] = []
+    outputs: list[Output] = []
+    for who in event.identities:
+        group, out = _leave_one(group, who, now_ms)
+        answers.append(out[0])
+        outputs.extend(out[1:])
+    return group, (*answers, *outputs)
+
+
+def _delete(group: GroupSnapshot) -> Step:
+    """Kafka's ``handleDeleteGroups`` for one held group."""
+    if group.state is GroupState.DEAD:
+        return group, (DeleteResponse(ErrorCode.GROUP_ID_NOT_FOUND),)
+    if group.state is not GroupState.EMPTY:
+        return group, (DeleteResponse(ErrorCode.NON_EMPTY_GROUP),)
+    dead = _transition(
+        _clear_timers(group),
+        GroupState.DEAD,
+        pending_member_ids=frozenset(),
+        pending_deadlines=MappingProxyType({}),
+    )
+    return dead, (DeleteResponse(ErrorCode.NONE),)
+
+
+def _unload(group: GroupSnapshot) -> Step:
+    """Kafka's ``onGroupUnloaded``: Dead, parked requests answered NOT_COORDINATOR."""
+    outputs: list[Output] = []
+    members = dict(group.members)
+    for mid, m in group.members.items():
+        if m.awaiting_join:
+            outputs.append(JoinResponse(mid, ErrorCode.NOT_COORDINATOR))
+        if m.awaiting_sync:
+            outputs.append(SyncResponse(mid, ErrorCode.NOT_COORDINATOR))
+        members[mid] = replace(m, awaiting_join=False, awaiting_sync=False)
+    dead = _transition(
+        _clear_timers(_with_members(group, members)),
+        GroupState.DEAD,
+        pending_sync_member_ids=frozenset(),
+        sync_deadline_ms=None,
+    )
+    return dead, tuple(outputs)
+
+
+def _loaded(group: GroupSnapshot, now_ms: int) -> Step:
+    """Kafka's ``onGroupLoaded``: sessions restart now; over ``group.max.size`` -> rebalance."""
+    group = _with_members(group, {mid: _armed(m, now_ms) for mid, m in group.members.items()})
+    if len(group.members) > group.config.max_size:
+        return _maybe_prepare_rebalance(group, now_ms)
+    return group, ()
+
+
+def _expire_sync(group: GroupSnapshot, now_ms: int) -> Step:
+    """Kafka's ``onExpirePendingSync``: members that did not sync are removed; rebalance."""
+    group = replace(group, sync_deadline_ms=None)
+    if group.state not in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
+        return group, ()
+    if not group.pending_sync_member_ids:
+        return group, ()
+    for member_id in [mid for mid in group.members if mid in group.pending_sync_member_ids]:
+        group = _bare_remove(group, member_id)
+    return _prepare_rebalance(group, now_ms)
+
+
+def _expire_session(group: GroupSnapshot, member_id: str, now_ms: int) -> Step:
+    """Kafka's ``onExpireHeartbeat`` for a member whose deadline passed."""
+    member = group.members.get(member_id)
+    if member is None or now_ms < member.session_deadline_ms or member.exempt:
+        return group, ()
+    return _remove_member(group, member_id, now_ms)
+
+
+# --- deadlines ----------------------------------------------------------------------------
+
+_SESSION, _PENDING, _JOIN, _SYNC = range(4)
+
+
+def _deadlines(group: GroupSnapshot) -> list[tuple[int, int, str]]:
+    """Every armed deadline as (due_ms, kind, member id or ""), in Kafka's firing order."""
+    if group.state is GroupState.DEAD:
+        return []
+    found = [
+        (m.session_deadline_ms, _SESSION, mid) for mid, m in group.members.items() if not m.exempt
+    ]
+    found += [(due, _PENDING, mid) for mid, due in group.pending_deadlines.items()]
+    for due in (group.initial_delay_deadline_ms, group.rebalance_deadline_ms):
+        if due is not None:
+            found.append((due, _JOIN, ""))
+    if group.sync_deadline_ms is not None:
+        found.append((group.sync_deadline_ms, _SYNC, ""))
+    return sorted(found)
+
+
+def next_deadline_ms(group: GroupSnapshot) -> int | None:
+    """When the driver's timer for ``group`` must fire next (then ``step(group, Tick(), now)``);
+    None when nothing is armed. Re-arm after every ``step``: any event may change it."""
+    found = _deadlines(group)
+    return found[0][0] if found else None
+
+
+def _tick(group: GroupSnapshot, now_ms: int) -> Step:
+    """Fire every deadline due at ``now_ms``, earliest first (session expiries before pending
+    expiries before the join timer before the sync timer at equal times). A timer is fired at
+    most once per tick, so a timeout of 0 cannot spin."""
+    outputs: list[Output] = []
+    fired: set[tuple[int, str]] = set()
+    while True:
+        due = [d for d in _deadlines(group) if d[0] <= now_ms and (d[1], d[2]) not in fired]
+        if not due:
+            return group, tuple(outputs)
+        _, kind, member_id = due[0]
+        fired.add((kind, member_id))
+        if kind == _SESSION:
+            group, out = _expire_session(group, member_id, now_ms)
+        elif kind == _PENDING:
+            group, out = _remove_pending(group, member_id, now_ms)
+        elif kind == _SYNC:
+            group, out = _expire_sync(group, now_ms)
+        elif group.initial_delay_deadline_ms is not None:
+            group, out = _expire_initial_delay(group, now_ms)
+        else:
+            group, out = _complete_join(group, now_ms)  # DelayedJoin expired
+        outputs.extend(out)
 
 
 def step(group: GroupSnapshot, event: Event, now_ms: int) -> Step:
@@ -730,12 +1007,102 @@ def step(group: GroupSnapshot, event: Event, now_ms: int) -> Step:
         case Heartbeat():
             return _heartbeat(group, event, now_ms)
         case LeaveRequested():
-            return _leave(group, event)
+            return _leave(group, event, now_ms)
+        case LeaveGroupRequested():
+            return _leave_group(group, event, now_ms)
+        case DeleteRequested():
+            return _delete(group)
+        case GroupLoaded():
+            return _loaded(group, now_ms)
+        case Unload():
+            return _unload(group) if group.state is not GroupState.DEAD else (group, ())
+        case Tick():
+            return _tick(group, now_ms)
         case SessionExpired():
-            return _session_expired(group, event, now_ms)
+            if event.member_id in group.pending_member_ids:
+                return _remove_pending(group, event.member_id, now_ms)
+            return _expire_session(group, event.member_id, now_ms)
         case RebalanceTimeout():
-            return _try_complete_join(group, force=True)
+            if group.state is not GroupState.PREPARING_REBALANCE:
+                return group, ()
+            return _complete_join(group, now_ms)
         case InitialDelayElapsed():
+            if group.state is not GroupState.PREPARING_REBALANCE:
+                return group, ()
             if not group.awaiting_initial_delay:
                 return group, ()
-            return _try_complete_join(replace(group, awaiting_initial_delay=False))
+            return _expire_initial_delay(group, now_ms)
+
+
+# --- offsets ------------------------------------------------------------------------------
+
+
+def validate_offset_commit(
+    group: GroupSnapshot,
+    member_id: str,
+    generation_id: int,
+    group_instance_id: str | None,
+    *,
+    transactional: bool = False,
+) -> ErrorCode:
+    """Kafka's ``validateOffsetCommit`` plus ``doCommitOffsets``'s state check.
+
+    Generation < 0 ("simple" consumers and admin tools) commits only to an Empty group; any
+    member identity is validated like a heartbeat (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
+    ILLEGAL_GENERATION); an anonymous commit to a non-empty group is UNKNOWN_MEMBER_ID (allowed
+    for TxnOffsetCommit). A valid OffsetCommit in CompletingRebalance is REBALANCE_IN_PROGRESS
+    (the member got its generation but not its assignment). For a group the driver does not hold,
+    Kafka creates an Empty group when generation < 0 and answers ILLEGAL_GENERATION otherwise.
+    """
+    if group.state is GroupState.DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation_id < 0 and group.state is GroupState.EMPTY:
+        return ErrorCode.NONE
+    if generation_id >= 0 or member_id != "" or group_instance_id is not None:
+        error = _validate_member(group, member_id, group_instance_id)
+        if error is ErrorCode.NONE and generation_id != group.generation_id:
+            error = ErrorCode.ILLEGAL_GENERATION
+        rebalancing = group.state is GroupState.COMPLETING_REBALANCE
+        if error is ErrorCode.NONE and not transactional and rebalancing:
+            error = ErrorCode.REBALANCE_IN_PROGRESS
+        return error
+    if not transactional and group.state is not GroupState.EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    return ErrorCode.NONE
+
+
+def accept_offset_commit(
+    group: GroupSnapshot,
+    member_id: str,
+    generation_id: int,
+    group_instance_id: str | None,
+    now_ms: int,
+    *,
+    transactional: bool = False,
+) -> tuple[GroupSnapshot, ErrorCode]:
+    """``validate_offset_commit``, and on NONE Kafka's side effect: a member's OffsetCommit in
+    Stable or PreparingRebalance counts as a heartbeat (its session deadline restarts)."""
+    error = validate_offset_commit(
+        group, member_id, generation_id, group_instance_id, transactional=transactional
+    )
+    member = group.members.get(member_id)
+    if (
+        error is ErrorCode.NONE
+        and not transactional
+        and member is not None
+        and group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE)
+    ):
+        group = _put(group, member_id, _armed(member, now_ms))
+    return group, error
+
+
+def validate_offset_delete(group: GroupSnapshot) -> ErrorCode:
+    """Kafka's ``handleDeleteOffsets`` group-level check: a Dead group is GROUP_ID_NOT_FOUND, an
+    Empty one and an active ``consumer`` group are NONE (then each partition of a topic in
+    ``subscribed_topics`` -- all of them when that is None -- is GROUP_SUBSCRIBED_TO_TOPIC),
+    any other active group NON_EMPTY_GROUP."""
+    if group.state is GroupState.DEAD:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+    if group.state is GroupState.EMPTY or group.protocol_type == CONSUMER_PROTOCOL_TYPE:
+        return ErrorCode.NONE
+    return ErrorCode.NON_EMPTY_GROUP

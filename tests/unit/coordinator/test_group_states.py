@@ -230,7 +230,7 @@ def test_static_member_fencing() -> None:
     _, out = step(group, SyncRequested("other", 1, group_instance_id="inst"), 0)
     assert out == (SyncResponse("other", ErrorCode.FENCED_INSTANCE_ID),)
     _, out = step(group, LeaveRequested("other", "inst"), 0)
-    assert out == (LeaveResponse("other", ErrorCode.FENCED_INSTANCE_ID),)
+    assert out == (LeaveResponse("other", ErrorCode.FENCED_INSTANCE_ID, "inst"),)
 
 
 def test_sync_fencing() -> None:
@@ -244,7 +244,12 @@ def test_sync_fencing() -> None:
     for event, error in cases:
         _, out = step(group, event, 0)
         assert out == (SyncResponse(event.member_id, error),), event
+    _, out = step(group, SyncRequested("m1", 1, None, "consumer", "range"), 0)
+    assert out == (SyncResponse("m1", ErrorCode.NONE, "consumer", "range", b"A"),)
+    # Kafka's validateCurrentMember: an instance id that names no static member is unknown.
     _, out = step(group, SyncRequested("m1", 1, "", "consumer", "range"), 0)
+    assert out == (SyncResponse("m1", ErrorCode.UNKNOWN_MEMBER_ID),)
+    _, out = step(group, SyncRequested("m1", 1, None, "consumer", "range"), 0)
     assert out == (SyncResponse("m1", ErrorCode.NONE, "consumer", "range", b"A"),)
 
 
