@@ -1,7 +1,8 @@
 """Checkpoint files, in Kafka's text format (``CheckpointFile`` / ``OffsetCheckpointFile``).
 
-Per log dir: ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and
-``replication-offset-checkpoint`` (high watermarks), each::
+Per log dir: ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
+``replication-offset-checkpoint`` (high watermarks) and ``cleaner-offset-checkpoint`` (the
+log cleaner's first dirty offset per compacted partition), each::
 
     0                      version
     2                      number of entries
@@ -23,6 +24,7 @@ from typing import TypeVar
 from franz.storage.files import TopicPartition
 
 __all__ = [
+    "CLEANER_OFFSET_CHECKPOINT",
     "HIGH_WATERMARK_CHECKPOINT",
     "LOG_START_OFFSET_CHECKPOINT",
     "RECOVERY_POINT_CHECKPOINT",
@@ -35,6 +37,7 @@ __all__ = [
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 _VERSION = 0
 
 T = TypeVar("T")

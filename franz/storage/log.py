@@ -58,11 +58,14 @@ from franz.errors import (
 from franz.protocol.records.batch import RecordBatchView, iter_batches
 from franz.storage.checkpoints import CheckpointError
 from franz.storage.files import (
+    CLEANED_SUFFIX,
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
+    SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
     TopicPartition,
+    segment_file,
 )
 from franz.storage.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
 from franz.storage.log_loader import load_segments, rebuild_producer_state
@@ -713,6 +716,40 @@ class Log:
         )
         return len(deletable)
 
+    def replace_segments(self, old: Sequence[LogSegment], cleaned_base: int) -> LogSegment:
+        """Swap ``<cleaned_base>.{log,index,timeindex}.cleaned`` in for ``old`` (Kafka's
+        ``replaceSegments``); the cleaner calls this once ``old`` are checked to be this log's.
+
+        Crash-safe in Kafka's order: rename ``.cleaned`` -> ``.swap`` and fsync the directory
+        (the commit point: the loader completes a swap, ``franz.storage.log_loader``), rename
+        each old segment ``.deleted`` (removed after ``file.delete.delay.ms``, so fetches in
+        flight keep their file), rename ``.swap`` -> final, fsync the directory.
+        """
+        self._check_online()
+        names = [
+            segment_file(self.dir, cleaned_base, suffix)
+            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+        ]
+        try:
+            for path in names:
+                os.replace(f"{path}{CLEANED_SUFFIX}", f"{path}{SWAP_SUFFIX}")
+            _fsync_dir(self.dir)
+            due = self._clock.wall_ms() + self.config.file_delete_delay_ms
+            for segment in old:
+                i = self._segments.index(segment)
+                del self._segments[i]
+                del self._bases[i]
+                segment.change_file_suffixes("", DELETED_SUFFIX)
+                self._pending_deletes.append((due, segment))
+            for path in names:
+                os.replace(f"{path}{SWAP_SUFFIX}", path)
+            segment = self.open_segment(cleaned_base)
+            self._add_segment(segment)
+            _fsync_dir(self.dir)
+        except OSError as exc:
+            self._fail(exc)
+        return segment
+
     def delete_expired_files(self, *, force: bool = False) -> int:
         """Unlink ``.deleted`` segments whose ``file.delete.delay.ms`` has passed."""
         now = self._clock.wall_ms()
@@ -853,3 +890,11 @@ class Log:
             f"Log({self.name}, start={self.log_start_offset}, hw={self.high_watermark}, "
             f"leo={self.log_end_offset}, segments={len(self._segments)})"
         )
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

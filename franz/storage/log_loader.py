@@ -3,8 +3,15 @@
 Steps, in order:
 
 1. Leftovers of interrupted operations: ``*.deleted`` and ``*.cleaned`` files and ``*.tmp``
-   checkpoints are removed. (``*.swap`` segments belong to compaction, which completes or
-   discards them itself.)
+   checkpoints are removed. An interrupted compaction swap (``Log.replace_segments``) is
+   completed as Kafka's ``LogLoader`` does: ``*.swap`` files at or above the lowest
+   ``.cleaned`` offset are deleted (KAFKA-6264: an incomplete multi-segment operation);
+   for the others, the segment files whose base offset lies in ``[min swap base, max swap
+   next offset)`` are the segments the swap replaces and are deleted (so is every non-swap
+   file of a ``.log.swap``'s base offset: an old index must not pair with the new log), then
+   every ``.swap`` is renamed to its final name.
+   Old segments above a cleaned segment's last offset may survive; they hold original
+   records only, so the log is merely less compacted until the next round.
 2. Every ``*.log`` becomes a ``LogSegment``; index files without a log are removed.
 3. A segment whose index files are missing or fail the O(1) sanity check has its indexes
    rebuilt from the log (``recover``), whatever the shutdown was.
@@ -27,7 +34,10 @@ roll's snapshot are. Truncation rebuilds the state the same way.
 from __future__ import annotations
 
 import logging
+import os
+import struct
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from franz.storage.files import (
@@ -35,7 +45,9 @@ from franz.storage.files import (
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
+    SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
     offset_from_file_name,
     segment_file,
 )
@@ -49,6 +61,9 @@ if TYPE_CHECKING:
 __all__ = ["iter_batch_headers", "load_segments", "rebuild_producer_state"]
 
 log = logging.getLogger(__name__)
+
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta
+_HEADER_PREFIX = struct.Struct(">qiibIhi")
 
 
 def load_segments(target: Log, *, had_clean_shutdown: bool, initial_offset: int) -> None:
@@ -148,10 +163,72 @@ def _recover_unflushed(target: Log) -> list[int]:
 
 
 def _remove_leftovers(target: Log) -> None:
+    swaps: list[Path] = []
+    cleaned: list[Path] = []
     for path in target.dir.iterdir():
-        if path.name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")):
+        if path.name.endswith((DELETED_SUFFIX, ".tmp")):
             log.info("removing leftover file %s", path)
             path.unlink()
+        elif path.name.endswith(CLEANED_SUFFIX):
+            cleaned.append(path)
+        elif path.name.endswith(SWAP_SUFFIX):
+            swaps.append(path)
+    min_cleaned = min((offset_from_file_name(p.name) for p in cleaned), default=None)
+    valid: list[Path] = []
+    for path in swaps:
+        if min_cleaned is not None and offset_from_file_name(path.name) >= min_cleaned:
+            log.info("removing swap file %s of an incomplete operation", path)
+            path.unlink()
+        else:
+            valid.append(path)
+    for path in cleaned:
+        log.info("removing leftover file %s", path)
+        path.unlink()
+    if valid:
+        _complete_swaps(target.dir, valid)
+
+
+def _complete_swaps(directory: Path, swaps: list[Path]) -> None:
+    """Finish an interrupted ``Log.replace_segments``; see the module docstring."""
+    log_swaps = [p for p in swaps if p.name.endswith(LOG_SUFFIX + SWAP_SUFFIX)]
+    bases = {offset_from_file_name(p.name) for p in log_swaps}
+    low = min((offset_from_file_name(p.name) for p in log_swaps), default=None)
+    high = max(
+        (max(_next_offset(p), offset_from_file_name(p.name) + 1) for p in log_swaps),
+        default=None,
+    )
+    segment_suffixes = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+    for path in directory.iterdir():
+        if not path.name.endswith(segment_suffixes):
+            continue
+        try:
+            base = offset_from_file_name(path.name)
+        except ValueError:
+            continue
+        replaced = low is not None and high is not None and low <= base < high
+        if replaced or base in bases:
+            log.info("deleting %s, replaced by an interrupted compaction swap", path)
+            path.unlink()
+    for path in swaps:
+        final = path.with_name(path.name[: -len(SWAP_SUFFIX)])
+        log.info("completing the interrupted swap of %s", final)
+        os.replace(path, final)
+
+
+def _next_offset(path: Path) -> int:
+    """The offset after the last whole batch of a ``.log`` file (its base if none)."""
+    next_offset = offset_from_file_name(path.name)
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        position = 0
+        while position + _HEADER_PREFIX.size <= size:
+            f.seek(position)
+            base, length, _, _, _, _, delta = _HEADER_PREFIX.unpack(f.read(_HEADER_PREFIX.size))
+            if length < 49 or position + 12 + length > size:
+                break
+            next_offset = base + delta + 1
+            position += 12 + length
+    return next_offset
 
 
 def rebuild_producer_state(target: Log) -> None:

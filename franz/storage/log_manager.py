@@ -8,6 +8,7 @@ Each log dir holds::
     recovery-point-offset-checkpoint   per partition: everything below is fsynced
     log-start-offset-checkpoint        per partition: DeleteRecords / retention progress
     replication-offset-checkpoint      per partition: the high watermark
+    cleaner-offset-checkpoint          per compacted partition: the cleaner's first dirty offset
     <topic>-<partition>/               one Log each
 
 Start-up locks every dir (a second broker on the same dir fails fast), checks
@@ -24,7 +25,10 @@ Periodic work is driven by :meth:`tick` with the current time, called by the bro
 loop: retention every ``log.retention.check.interval.ms``, flushes every
 ``log.flush.scheduler.interval.ms``, checkpoints on their intervals, idle idempotent
 producers removed every ``producer.id.expiration.check.interval.ms`` (those idle for
-``producer.id.expiration.ms``; ``franz.storage.producer_state``). Not thread-safe.
+``producer.id.expiration.ms``; ``franz.storage.producer_state``), and on every tick the log
+cleaner (``franz.storage.cleaner``) swaps in finished compaction rounds and starts new ones
+on its threads (``log.cleaner.*`` settings as a ``CleanerConfig``). Not thread-safe: the
+cleaner's threads never touch a ``Log``.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from franz.storage.checkpoints import (
     CheckpointError,
     OffsetCheckpointFile,
 )
+from franz.storage.cleaner import CleanerConfig, LogCleaner
 from franz.storage.files import (
     DELETE_DIR_SUFFIX,
     TopicPartition,
@@ -94,6 +99,7 @@ class LogManager:
         producer_id_expiration_check_interval_ms: int = (
             DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
         ),
+        cleaner_config: CleanerConfig | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -120,6 +126,7 @@ class LogManager:
         }
         self._last_run: dict[str, int] = {}
         self._started = False
+        self.cleaner = LogCleaner(self.log_dirs, clock, cleaner_config or CleanerConfig())
 
     # -- start-up ------------------------------------------------------------------------
 
@@ -142,6 +149,7 @@ class LogManager:
             raise
         for directory in self.log_dirs:
             (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        self.cleaner.startup()
         now = self._clock.wall_ms()
         self._last_run = dict.fromkeys(self._intervals, now)
         self._started = True
@@ -306,6 +314,7 @@ class LogManager:
         removed = self._logs.pop(tp, None)
         if removed is None:
             return False
+        self.cleaner.abort_cleaning(tp, removed.dir.parent)
         removed.close_without_flush()
         with contextlib.suppress(OSError):
             removed.rename_dir(removed.dir.parent / delete_dir_name(tp))
@@ -334,7 +343,16 @@ class LogManager:
             self.checkpoint_high_watermarks()
         if self._due("producers", now):
             self.remove_expired_producers()
+        self.run_cleaner()
         self._delete_expired_files()
+
+    def run_cleaner(self) -> None:
+        """Swap in finished compaction rounds and start new ones (every tick)."""
+        logs = {tp: lg for tp, lg in self._logs.items() if not lg.offline}
+        try:
+            self.cleaner.tick(logs)
+        except OSError as exc:
+            log.error("log cleaner maintenance failed: %s", exc)
 
     def _due(self, task: str, now: int) -> bool:
         interval = self._intervals[task]
@@ -415,6 +433,7 @@ class LogManager:
         if not self._started:
             self._unlock_all()
             return
+        self.cleaner.shutdown()
         for partition_log in self._logs.values():
             try:
                 partition_log.close()
@@ -437,6 +456,7 @@ class LogManager:
 
     def close_without_shutdown(self) -> None:
         """Release every handle as a crash would (no flush, no marker): for tests."""
+        self.cleaner.shutdown()
         self._close_all_handles()
         self._logs.clear()
         self._unlock_all()
