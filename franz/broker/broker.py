@@ -21,6 +21,7 @@ from pathlib import Path
 
 from franz.broker.dispatcher import Dispatcher
 from franz.broker.fetch_session import FetchSessionCache
+from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdManager
 from franz.broker.topic_manager import TopicManager
 from franz.clock import Clock, SystemClock
@@ -28,10 +29,13 @@ from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
+from franz.coordinator.group.coordinator import CoordinatorConfig, GroupCoordinator
+from franz.coordinator.group.states import GroupConfig
 from franz.errors import InvalidConfigurationError
 from franz.metadata.local import LocalMetadataStore
 from franz.network.server import SocketServer, SocketServerConfig
 from franz.protocol.kafka_uuid import uuid_to_str
+from franz.protocol.records.compression import CompressionType
 from franz.storage.log_manager import LogManager
 
 __all__ = ["Broker", "Listener", "parse_listener"]
@@ -122,6 +126,15 @@ class Broker:
             config, self.store, self.replica_manager, broker_id=self.broker_id
         )
         self.producer_ids = ProducerIdManager(self.store)
+        self.offsets_log = OffsetsTopicLog(config, self.topic_manager)
+        self.group_coordinator = GroupCoordinator(
+            config=_coordinator_config(config),
+            log_writer=self.offsets_log,
+            clock=self.clock,
+            partition_exists=self._partition_exists,
+        )
+        self._last_offsets_expiry_ms = self.clock.wall_ms()
+        self._background: set[asyncio.Task[None]] = set()
         self.server = SocketServer(
             SocketServerConfig(
                 host=self.listener.host or "0.0.0.0",
@@ -139,6 +152,18 @@ class Broker:
     def _topic_config(self, topic: str) -> LogConfig:
         return self.topic_manager.log_config(topic)
 
+    def on_topic_deleted(self, topic: str) -> None:
+        """Groups forget the deleted topic's offsets (Kafka's ``handleDeletedPartitions``)."""
+        task = asyncio.get_running_loop().create_task(
+            self.group_coordinator.on_topic_deleted(topic)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _partition_exists(self, topic: str, partition: int) -> bool:
+        record = self.topic_manager.get(topic)
+        return record is not None and partition in record.assignment
+
     @property
     def advertised_address(self) -> tuple[str, int]:
         if self._advertised is not None:
@@ -154,6 +179,8 @@ class Broker:
         self.log_manager.startup()
         try:
             self.topic_manager.start_replicas()
+            self.offsets_log.load_into(self.group_coordinator)
+            self.group_coordinator.arm_all()
             await self.server.start()
         except BaseException:
             self.log_manager.shutdown()
@@ -175,12 +202,21 @@ class Broker:
                 self.log_manager.tick()
             except Exception:
                 log.exception("periodic log maintenance failed")
+            now = self.clock.wall_ms()
+            interval = self.group_coordinator.config.offsets_retention_check_interval_ms
+            if now - self._last_offsets_expiry_ms >= interval:
+                self._last_offsets_expiry_ms = now
+                try:
+                    await self.group_coordinator.expire_offsets()
+                except Exception:
+                    log.exception("offset expiration failed")
 
     async def shutdown(self) -> None:
         if not self._started:
             return
         self._started = False
         self.replica_manager.begin_shutdown()
+        self.group_coordinator.shutdown()
         await self.server.shutdown()
         if self._ticker is not None:
             self._ticker.cancel()
@@ -188,6 +224,22 @@ class Broker:
                 await self._ticker
         self.log_manager.shutdown()
         log.info("franz broker %d stopped", self.broker_id)
+
+
+def _coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
+    return CoordinatorConfig(
+        group=GroupConfig(
+            min_session_timeout_ms=config.get("group.min.session.timeout.ms"),
+            max_session_timeout_ms=config.get("group.max.session.timeout.ms"),
+            initial_rebalance_delay_ms=config.get("group.initial.rebalance.delay.ms"),
+            max_size=config.get("group.max.size"),
+        ),
+        offsets_topic_num_partitions=config.get("offsets.topic.num.partitions"),
+        offset_metadata_max_bytes=config.get("offset.metadata.max.bytes"),
+        offsets_retention_ms=config.get("offsets.retention.minutes") * 60_000,
+        offsets_retention_check_interval_ms=config.get("offsets.retention.check.interval.ms"),
+        compression=CompressionType(config.get("offsets.topic.compression.codec")),
+    )
 
 
 def _stored_cluster_id(log_dirs: list[Path]) -> str | None:

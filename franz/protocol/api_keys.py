@@ -97,6 +97,16 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiSupport(0, 0, 1, 1),
     ApiKey.DESCRIBE_CLUSTER: ApiSupport(0, 0, 1, 0),
     ApiKey.FIND_COORDINATOR: ApiSupport(0, 0, 6, 3),
+    ApiKey.OFFSET_COMMIT: ApiSupport(0, 2, 9, 8),
+    ApiKey.OFFSET_FETCH: ApiSupport(0, 1, 9, 6),
+    ApiKey.JOIN_GROUP: ApiSupport(0, 0, 9, 6),
+    ApiKey.HEARTBEAT: ApiSupport(0, 0, 4, 4),
+    ApiKey.LEAVE_GROUP: ApiSupport(0, 0, 5, 4),
+    ApiKey.SYNC_GROUP: ApiSupport(0, 0, 5, 4),
+    ApiKey.DESCRIBE_GROUPS: ApiSupport(0, 0, 5, 5),
+    ApiKey.LIST_GROUPS: ApiSupport(0, 0, 5, 3),
+    ApiKey.DELETE_GROUPS: ApiSupport(0, 0, 2, 2),
+    ApiKey.OFFSET_DELETE: ApiSupport(0, 0, 0, -1),
 }
 
 

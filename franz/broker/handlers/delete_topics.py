@@ -92,6 +92,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             continue
         try:
             topics.delete_topic(record.name)
+            ctx.broker.on_topic_deleted(record.name)
         except Exception as exc:
             code = error_code_for(exc)
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:

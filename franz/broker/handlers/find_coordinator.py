@@ -1,8 +1,9 @@
 """FindCoordinator (10): which broker coordinates a group (or a transactional id).
 
-Single-node mode: this broker coordinates every group (issue 4 brings the group coordinator
-and ``__consumer_offsets``); transactional ids get COORDINATOR_NOT_AVAILABLE, as Franz has no
-transaction coordinator. v4+ batches keys (KIP-699).
+Single-node mode: this broker coordinates every group. As in Kafka, the first lookup of a group
+creates ``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, compacted); if that
+fails the answer is COORDINATOR_NOT_AVAILABLE and the client retries. Transactional ids get
+COORDINATOR_NOT_AVAILABLE, as Franz has no transaction coordinator. v4+ batches keys (KIP-699).
 
 Why it is served before the group APIs: librdkafka switches on LZ4 (and its group client)
 only when the broker advertises FindCoordinator (its feature map uses FindCoordinator v0 as
@@ -12,12 +13,15 @@ silently produce lz4-configured topics uncompressed.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
 
 __all__ = ["handle"]
+
+log = logging.getLogger(__name__)
 
 GROUP_KEY: Final = 0
 TRANSACTION_KEY: Final = 1
@@ -37,6 +41,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 
 def _find(ctx: RequestContext, key_type: int) -> dict[str, Any]:
     if key_type == GROUP_KEY:
+        try:
+            ctx.broker.offsets_log.ensure_topic()
+        except Exception:
+            log.exception("creating __consumer_offsets failed")
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         host, port = ctx.broker.advertised_address
         return {
             "error_code": 0,
@@ -45,11 +54,14 @@ def _find(ctx: RequestContext, key_type: int) -> dict[str, Any]:
             "host": host,
             "port": port,
         }
-    code = (
+    return _error(
         ErrorCode.COORDINATOR_NOT_AVAILABLE
         if key_type == TRANSACTION_KEY
-        else (ErrorCode.INVALID_REQUEST)
+        else ErrorCode.INVALID_REQUEST
     )
+
+
+def _error(code: ErrorCode) -> dict[str, Any]:
     return {
         "error_code": code,
         "error_message": code.message,

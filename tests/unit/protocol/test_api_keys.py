@@ -38,6 +38,16 @@ KAFKA_3_9_MAX = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: 1,
     ApiKey.DESCRIBE_CLUSTER: 1,
     ApiKey.FIND_COORDINATOR: 6,
+    ApiKey.OFFSET_COMMIT: 9,
+    ApiKey.OFFSET_FETCH: 9,
+    ApiKey.JOIN_GROUP: 9,
+    ApiKey.HEARTBEAT: 4,
+    ApiKey.LEAVE_GROUP: 5,
+    ApiKey.SYNC_GROUP: 5,
+    ApiKey.DESCRIBE_GROUPS: 5,
+    ApiKey.LIST_GROUPS: 5,
+    ApiKey.DELETE_GROUPS: 2,
+    ApiKey.OFFSET_DELETE: 0,
 }
 
 
@@ -125,5 +135,5 @@ def test_accepts_and_is_flexible() -> None:
 
 
 def test_unknown_api_has_no_advertised_range() -> None:
-    assert advertised_range(ApiKey.OFFSET_COMMIT) is None
+    assert advertised_range(ApiKey.OFFSET_FOR_LEADER_EPOCH) is None
     assert advertised_range(9999) is None

@@ -1,0 +1,57 @@
+"""OffsetCommit (8), v2-9: store a group's consumed positions (``GroupCoordinator.
+commit_offsets``), written to ``__consumer_offsets`` before the answer.
+
+Generation -1 with member id "" is a standalone ("simple") commit, allowed when the group has
+no members. v2-4 ``retention_time_ms`` (-1: the broker's ``offsets.retention.minutes``) sets an
+explicit expiry; v6+ carries the leader epoch; v7+ ``group_instance_id``. Per partition:
+UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over ``offset.metadata.max.bytes``),
+or the group's error (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
+REBALANCE_IN_PROGRESS, ...) for every partition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.coordinator.group.coordinator import CommitRequest
+from franz.coordinator.group.offsets_topic import TopicPartitionKey
+from franz.protocol.messages import timedelta_ms
+
+__all__ = ["handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    offsets: dict[TopicPartitionKey, CommitRequest] = {}
+    for topic in request.topics:
+        for p in topic.partitions:
+            offsets[(topic.name, p.partition_index)] = CommitRequest(
+                offset=p.committed_offset,
+                leader_epoch=getattr(p, "committed_leader_epoch", -1),
+                metadata=p.committed_metadata,
+            )
+    retention = getattr(request, "retention_time", None)
+    results = await ctx.broker.group_coordinator.commit_offsets(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        generation_id=request.generation_id_or_member_epoch,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        retention_time_ms=-1 if retention is None else timedelta_ms(retention),
+        offsets=offsets,
+    )
+    return {
+        "throttle_time": 0,
+        "topics": [
+            {
+                "name": topic.name,
+                "partitions": [
+                    {
+                        "partition_index": p.partition_index,
+                        "error_code": results[(topic.name, p.partition_index)],
+                    }
+                    for p in topic.partitions
+                ],
+            }
+            for topic in request.topics
+        ],
+    }

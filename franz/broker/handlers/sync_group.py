@@ -1,0 +1,31 @@
+"""SyncGroup (14), v0-5: the leader's assignment in, each member's assignment out
+(``GroupCoordinator.sync_group``). Followers wait for the leader; an empty assignment is a
+valid answer (a member with no partitions). v5 checks and returns the protocol type/name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from franz.broker.context import HandlerResult, RequestContext
+
+__all__ = ["handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    response = await ctx.broker.group_coordinator.sync_group(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        generation_id=request.generation_id,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        protocol_type=getattr(request, "protocol_type", None),
+        protocol_name=getattr(request, "protocol_name", None),
+        assignments=tuple((a.member_id, bytes(a.assignment)) for a in request.assignments),
+    )
+    return {
+        "throttle_time": 0,
+        "error_code": response.error,
+        "protocol_type": response.protocol_type,
+        "protocol_name": response.protocol_name,
+        "assignment": response.assignment,
+    }

@@ -1,0 +1,768 @@
+"""The classic group coordinator: drives the pure state machine, parks requests, keeps offsets.
+
+Kafka's ``GroupCoordinator`` + ``GroupMetadataManager`` (3.x, classic protocol), in one event
+loop and without locks (``DESIGN.md`` principle 4):
+
+* Every request becomes one event for ``states.step``; the outputs resolve the futures of the
+  requests they answer (a JoinGroup parked during a rebalance is answered by the event that
+  completes the join). The request's own future is registered before the step, so "answered
+  at once" and "parked" are the same code path.
+* Each group has one timer, armed at ``next_deadline_ms(snapshot)``; when it fires the group
+  gets a ``Tick`` (session expiry, rebalance and sync timeouts, the initial delay).
+* Offsets are cached in memory and written through ``CoordinatorLog`` to
+  ``__consumer_offsets`` before the cache changes and before the commit is acknowledged.
+  Group metadata is written when a rebalance completes (the group becomes Stable), when the
+  group becomes Empty, and as a tombstone when it is deleted or expires.
+* ``load_partition`` rebuilds groups and offsets from a replayed partition at startup.
+* ``expire_offsets`` (run every ``offsets.retention.check.interval.ms``) removes offsets of
+  Empty groups after ``offsets.retention.minutes`` (KIP-211: measured from the time the group
+  became Empty, or from the commit for groups that never had members), offsets of topics a
+  Stable consumer group no longer subscribes to, and groups left Empty without offsets.
+
+Validation that does not depend on group state (empty group ids, topics the broker does not
+host, metadata larger than ``offset.metadata.max.bytes``) happens here, before any event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from franz.clock import Clock
+from franz.coordinator.group import states
+from franz.coordinator.group.consumer_protocol import subscribed_topics
+from franz.coordinator.group.group import Group
+from franz.coordinator.group.offsets_schema import GroupMetadataValue, MemberMetadata
+from franz.coordinator.group.offsets_schema import partition_for as _partition_for
+from franz.coordinator.group.offsets_topic import (
+    CoordinatorLog,
+    LoadedPartition,
+    OffsetAndMetadata,
+    Record,
+    TopicPartitionKey,
+    encode_records,
+    group_metadata_record,
+    group_tombstone,
+    offset_commit_record,
+    offset_tombstone,
+)
+from franz.coordinator.group.states import (
+    GroupConfig,
+    GroupSnapshot,
+    GroupState,
+    JoinResponse,
+    MemberSnapshot,
+    SyncResponse,
+)
+from franz.errors import ApiError, ErrorCode
+from franz.protocol.records.compression import CompressionType
+
+__all__ = [
+    "CommitRequest",
+    "CoordinatorConfig",
+    "GroupCoordinator",
+    "GroupDescription",
+    "GroupListing",
+    "MemberDescription",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorConfig:
+    """Broker settings the coordinator uses (Kafka's ``GroupConfig`` + ``OffsetConfig``)."""
+
+    group: GroupConfig = field(default_factory=GroupConfig)
+    offsets_topic_num_partitions: int = 50
+    offset_metadata_max_bytes: int = 4096
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
+    offsets_retention_check_interval_ms: int = 600_000
+    compression: CompressionType = CompressionType.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRequest:
+    """One partition of an OffsetCommit request."""
+
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    """DescribeGroups' view of a group (Kafka's ``GroupSummary``): protocol, metadata and
+    assignments only when the group is Stable, as Kafka reports them."""
+
+    error: ErrorCode
+    group_id: str
+    state: str = "Dead"
+    protocol_type: str = ""
+    protocol: str = ""
+    members: tuple[MemberDescription, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    state: str
+
+
+class GroupCoordinator:
+    """Serves the classic group APIs of every group of this broker's ``__consumer_offsets``
+    partitions (in single-node mode: all of them)."""
+
+    def __init__(
+        self,
+        *,
+        config: CoordinatorConfig,
+        log_writer: CoordinatorLog,
+        clock: Clock,
+        partition_exists: Callable[[str, int], bool],
+    ) -> None:
+        self.config = config
+        self._log = log_writer
+        self._clock = clock
+        self._partition_exists = partition_exists
+        self._groups: dict[str, Group] = {}
+        self._num_partitions = config.offsets_topic_num_partitions
+        self._closed = False
+
+    # --- housekeeping ---------------------------------------------------------------------
+
+    def set_offsets_topic_partitions(self, count: int) -> None:
+        """Use the existing topic's partition count (fixed once the topic exists)."""
+        self._num_partitions = count
+
+    def partition_for(self, group_id: str) -> int:
+        return _partition_for(group_id, self._num_partitions)
+
+    @property
+    def groups(self) -> Mapping[str, Group]:
+        return self._groups
+
+    def shutdown(self) -> None:
+        """Unload every group (Kafka's ``onGroupUnloaded``): parked requests are answered
+        NOT_COORDINATOR, timers stop; clients rediscover the coordinator and rejoin."""
+        self._closed = True
+        for group in self._groups.values():
+            _, outputs = self._apply(group, states.Unload())
+            self._deliver(group, outputs)
+            group.cancel_timer()
+            for member_id, join in group.join_waiters.items():
+                if not join.done():
+                    join.set_result(JoinResponse(member_id, ErrorCode.NOT_COORDINATOR))
+            for member_id, sync in group.sync_waiters.items():
+                if not sync.done():
+                    sync.set_result(SyncResponse(member_id, ErrorCode.NOT_COORDINATOR))
+            group.join_waiters.clear()
+            group.sync_waiters.clear()
+
+    def load_partition(self, partition: int, loaded: LoadedPartition) -> int:
+        """Install the groups and offsets replayed from one ``__consumer_offsets`` partition
+        (Kafka's ``loadGroupsAndOffsets``); returns how many groups it holds."""
+        now = self._clock.wall_ms()
+        names = set(loaded.groups) | {g for g, offs in loaded.offsets.items() if offs}
+        for group_id in names:
+            value = loaded.groups.get(group_id)
+            snapshot = self._snapshot_from_value(group_id, value, now)
+            stamp = value.current_state_timestamp if value is not None else -1
+            group = Group(snapshot, stamp if stamp >= 0 else now)
+            group.offsets.update(loaded.offsets.get(group_id, {}))
+            self._groups[group_id] = group
+            self._arm(group)
+        return len(names)
+
+    def _snapshot_from_value(
+        self, group_id: str, value: GroupMetadataValue | None, now: int
+    ) -> GroupSnapshot:
+        if value is None:
+            return GroupSnapshot(group_id, config=self.config.group)
+        members: dict[str, MemberSnapshot] = {}
+        for m in value.members:
+            rebalance = m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout
+            members[m.member_id] = MemberSnapshot(
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                session_timeout_ms=m.session_timeout,
+                rebalance_timeout_ms=rebalance,
+                protocols=((value.protocol or "", m.subscription),),
+                assignment=m.assignment,
+                session_deadline_ms=now + m.session_timeout,
+            )
+        state = GroupState.STABLE if members else GroupState.EMPTY
+        return GroupSnapshot(
+            group_id,
+            state=state,
+            generation_id=value.generation,
+            protocol_type=value.protocol_type or None,
+            protocol_name=value.protocol if members else None,
+            leader_id=value.leader if members else None,
+            members=members,
+            config=self.config.group,
+        )
+
+    # --- the event path -------------------------------------------------------------------
+
+    def _group(self, group_id: str, *, create: bool = False) -> Group | None:
+        group = self._groups.get(group_id)
+        if group is not None and group.snapshot.state is GroupState.DEAD:
+            # A group deleted or expired: a new one with the same id starts afresh (Kafka
+            # removes Dead groups from its cache).
+            group.cancel_timer()
+            del self._groups[group_id]
+            group = None
+        if group is None and create:
+            group = Group(GroupSnapshot(group_id, config=self.config.group), self._clock.wall_ms())
+            self._groups[group_id] = group
+        return group
+
+    def _apply(
+        self, group: Group, event: states.Event
+    ) -> tuple[GroupSnapshot, tuple[states.Output, ...]]:
+        """Step ``group`` and re-arm its timer; returns (previous snapshot, outputs)."""
+        now = self._clock.wall_ms()
+        before = group.snapshot
+        after, outputs = states.step(before, event, now)
+        if after.state is not before.state:
+            group.current_state_timestamp_ms = now
+        group.snapshot = after
+        self._arm(group)
+        return before, outputs
+
+    def _deliver(
+        self, group: Group, outputs: Iterable[states.Output], error: ErrorCode | None = None
+    ) -> None:
+        for out in outputs:
+            if error is not None and isinstance(out, SyncResponse) and out.error is ErrorCode.NONE:
+                out = SyncResponse(out.member_id, error)
+            if isinstance(out, JoinResponse):
+                join = group.join_waiters.pop(out.member_id, None)
+                if join is not None and not join.done():
+                    join.set_result(out)
+            elif isinstance(out, SyncResponse):
+                sync = group.sync_waiters.pop(out.member_id, None)
+                if sync is not None and not sync.done():
+                    sync.set_result(out)
+
+    async def _run(self, group: Group, event: states.Event) -> tuple[states.Output, ...]:
+        """Step, store the group when the step asks for it (``PersistGroup``, before any
+        response of the same step goes out, as Kafka's ``storeGroup``), then deliver."""
+        _, outputs = self._apply(group, event)
+        error: ErrorCode | None = None
+        if any(isinstance(out, states.PersistGroup) for out in outputs):
+            try:
+                await self._append(group.group_id, [self._group_record(group)])
+            except ApiError as exc:
+                log.warning("group %s: storing group metadata failed: %s", group.group_id, exc)
+                error = exc.code
+        self._deliver(group, outputs, error)
+        return outputs
+
+    def _arm(self, group: Group) -> None:
+        deadline = states.next_deadline_ms(group.snapshot)
+        if deadline == group.timer_deadline_ms and group.timer is not None:
+            return
+        group.cancel_timer()
+        if deadline is None or self._closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # loading before the loop runs: armed again on the first event
+        delay = max(0.0, (deadline - self._clock.wall_ms()) / 1000)
+        group.timer = loop.call_later(delay, self._on_timer, group.group_id)
+        group.timer_deadline_ms = deadline
+
+    def _on_timer(self, group_id: str) -> None:
+        group = self._groups.get(group_id)
+        if group is None:
+            return
+        group.timer = None
+        group.timer_deadline_ms = None
+        task = asyncio.get_running_loop().create_task(self._run(group, states.Tick()))
+        task.add_done_callback(_log_failure)
+
+    def arm_all(self) -> None:
+        """Start the loaded groups once the event loop runs (Kafka's ``onGroupLoaded``: every
+        member's session restarts now) and arm their timers."""
+        for group in self._groups.values():
+            self._apply(group, states.GroupLoaded())
+
+    # --- JoinGroup / SyncGroup / Heartbeat / LeaveGroup -----------------------------------
+
+    async def join_group(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: states.Protocols,
+        require_known_member_id: bool,
+        supports_skip_assignment: bool = False,
+    ) -> JoinResponse:
+        if not group_id:
+            return JoinResponse(member_id, ErrorCode.INVALID_GROUP_ID)
+        group = self._group(group_id, create=member_id == "")
+        if group is None:
+            return JoinResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID)
+        prefix = group_instance_id if group_instance_id is not None else client_id
+        new_member_id = f"{prefix}-{uuid.uuid4()}"
+        event = states.JoinRequested(
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            client_id=client_id,
+            client_host=client_host,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            protocol_type=protocol_type,
+            protocols=protocols,
+            new_member_id=new_member_id,
+            require_known_member_id=require_known_member_id,
+            supports_skip_assignment=supports_skip_assignment,
+        )
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[JoinResponse] = loop.create_future()
+        # Which id the response will carry: the existing one, or the generated one.
+        key = member_id or new_member_id
+        old = group.join_waiters.pop(key, None)
+        if old is not None and not old.done():
+            old.set_result(JoinResponse(key, ErrorCode.REBALANCE_IN_PROGRESS))
+        group.join_waiters[key] = waiter
+        outputs = await self._run(group, event)
+        if not waiter.done():
+            # Refusals name the request's member id, which may differ from ``key``.
+            for out in outputs:
+                if isinstance(out, JoinResponse) and out.member_id in (member_id, key):
+                    group.join_waiters.pop(key, None)
+                    return out
+        if not waiter.done() and key not in group.join_waiters:
+            group.join_waiters[key] = waiter
+        response = await waiter
+        if not group.snapshot.members and group.snapshot.state is GroupState.EMPTY:
+            self._forget_if_unused(group)
+        return response
+
+    async def sync_group(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        assignments: tuple[tuple[str, bytes], ...],
+    ) -> SyncResponse:
+        if not group_id:
+            return SyncResponse(member_id, ErrorCode.INVALID_GROUP_ID)
+        group = self._group(group_id)
+        if group is None:
+            return SyncResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID)
+        waiter: asyncio.Future[SyncResponse] = asyncio.get_running_loop().create_future()
+        old = group.sync_waiters.pop(member_id, None)
+        if old is not None and not old.done():
+            old.set_result(SyncResponse(member_id, ErrorCode.REBALANCE_IN_PROGRESS))
+        group.sync_waiters[member_id] = waiter
+        await self._run(
+            group,
+            states.SyncRequested(
+                member_id=member_id,
+                generation_id=generation_id,
+                group_instance_id=group_instance_id,
+                protocol_type=protocol_type,
+                protocol_name=protocol_name,
+                assignments=assignments,
+            ),
+        )
+        return await waiter
+
+    async def heartbeat(
+        self, *, group_id: str, member_id: str, generation_id: int, group_instance_id: str | None
+    ) -> ErrorCode:
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        group = self._group(group_id)
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        outputs = await self._run(
+            group, states.Heartbeat(member_id, generation_id, group_instance_id)
+        )
+        for out in outputs:
+            if isinstance(out, states.HeartbeatResponse) and out.member_id == member_id:
+                return out.error
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+    async def leave_group(
+        self, *, group_id: str, members: list[tuple[str, str | None]]
+    ) -> tuple[ErrorCode, list[tuple[str, str | None, ErrorCode]]]:
+        """Remove ``members`` ((member_id, group_instance_id) pairs); returns the group-level
+        error and one (member_id, group_instance_id, error) per member."""
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, []
+        group = self._group(group_id)
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID, [
+                (mid, gid, ErrorCode.UNKNOWN_MEMBER_ID) for mid, gid in members
+            ]
+        outputs = await self._run(
+            group,
+            states.LeaveGroupRequested(
+                tuple(states.LeaveRequested(mid, gid) for mid, gid in members)
+            ),
+        )
+        answers = [o for o in outputs if isinstance(o, states.LeaveResponse)][: len(members)]
+        if answers and all(a.error is ErrorCode.COORDINATOR_NOT_AVAILABLE for a in answers):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, []  # a Dead group, as Kafka answers
+        return ErrorCode.NONE, [(a.member_id, a.group_instance_id, a.error) for a in answers]
+
+    # --- offsets --------------------------------------------------------------------------
+
+    async def commit_offsets(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None,
+        retention_time_ms: int,
+        offsets: Mapping[TopicPartitionKey, CommitRequest],
+    ) -> dict[TopicPartitionKey, ErrorCode]:
+        """Kafka's ``handleCommitOffsets`` for classic groups and standalone (simple) commits."""
+
+        def all_failed(error: ErrorCode) -> dict[TopicPartitionKey, ErrorCode]:
+            return dict.fromkeys(offsets, error)
+
+        group = self._group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                # A generation from a group this coordinator does not know: a stale member.
+                return all_failed(ErrorCode.ILLEGAL_GENERATION)
+            group = self._group(group_id, create=True)
+            assert group is not None
+        snapshot, error = states.accept_offset_commit(
+            group.snapshot, member_id, generation_id, group_instance_id, self._clock.wall_ms()
+        )
+        if error is not ErrorCode.NONE:
+            return all_failed(error)
+        if snapshot is not group.snapshot:
+            # The commit counted as a heartbeat: the member's session restarted.
+            group.snapshot = snapshot
+            self._arm(group)
+        now = self._clock.wall_ms()
+        expire = now + retention_time_ms if retention_time_ms >= 0 else None
+        results: dict[TopicPartitionKey, ErrorCode] = {}
+        accepted: dict[TopicPartitionKey, OffsetAndMetadata] = {}
+        for tp, commit in offsets.items():
+            metadata = commit.metadata or ""
+            if not self._partition_exists(*tp):
+                results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif len(metadata.encode()) > self.config.offset_metadata_max_bytes:
+                results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                accepted[tp] = OffsetAndMetadata(
+                    offset=commit.offset,
+                    leader_epoch=commit.leader_epoch,
+                    metadata=metadata,
+                    commit_timestamp_ms=now,
+                    expire_timestamp_ms=expire,
+                )
+        if accepted:
+            records = [offset_commit_record(group_id, tp, om) for tp, om in accepted.items()]
+            try:
+                await self._append(group_id, records)
+            except ApiError as exc:
+                code = _commit_error(exc.code)
+                results.update(dict.fromkeys(accepted, code))
+            else:
+                group.offsets.update(accepted)
+                results.update(dict.fromkeys(accepted, ErrorCode.NONE))
+        return {tp: results[tp] for tp in offsets}
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartitionKey] | None
+    ) -> dict[TopicPartitionKey, OffsetAndMetadata | None]:
+        """Committed offsets of ``group_id`` (all of them when ``partitions`` is None); an
+        unknown group or partition maps to None (offset -1 on the wire)."""
+        group = self._group(group_id)
+        offsets = group.offsets if group is not None else {}
+        if partitions is None:
+            return dict(sorted(offsets.items()))
+        return {tp: offsets.get(tp) for tp in partitions}
+
+    async def delete_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartitionKey]
+    ) -> tuple[ErrorCode, dict[TopicPartitionKey, ErrorCode]]:
+        """OffsetDelete (KIP-496): allowed for Empty groups, and for topics a consumer group
+        does not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC otherwise)."""
+        wanted = list(partitions)
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, {}
+        group = self._group(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        snapshot = group.snapshot
+        error = states.validate_offset_delete(snapshot)
+        if error is not ErrorCode.NONE:
+            return error, {}
+        subscribed: frozenset[str] | None = frozenset()
+        if snapshot.state is not GroupState.EMPTY:
+            # Topics of a consumer group's members stay; unknown subscriptions (another
+            # protocol type, unreadable metadata) protect every topic, as in Kafka.
+            subscribed = subscribed_topics(snapshot)
+        results: dict[TopicPartitionKey, ErrorCode] = {}
+        doomed: list[TopicPartitionKey] = []
+        for tp in wanted:
+            if subscribed is None or tp[0] in subscribed:
+                results[tp] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            elif not self._partition_exists(*tp):
+                results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                results[tp] = ErrorCode.NONE
+                if tp in group.offsets:
+                    doomed.append(tp)
+        if doomed:
+            await self._remove_offsets(group, doomed)
+        return ErrorCode.NONE, results
+
+    async def _remove_offsets(self, group: Group, tps: list[TopicPartitionKey]) -> None:
+        await self._append(group.group_id, [offset_tombstone(group.group_id, tp) for tp in tps])
+        for tp in tps:
+            group.offsets.pop(tp, None)
+
+    async def on_topic_deleted(self, topic: str) -> None:
+        """Kafka's ``handleDeletedPartitions``: offsets of a deleted topic are removed."""
+        for group in list(self._groups.values()):
+            tps = [tp for tp in group.offsets if tp[0] == topic]
+            if tps:
+                await self._remove_offsets(group, tps)
+
+    # --- describe / list / delete ---------------------------------------------------------
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        if not group_id and group_id is not None:
+            # Kafka accepts the empty id for DescribeGroups and reports it Dead.
+            pass
+        group = self._group(group_id)
+        if group is None:
+            return GroupDescription(ErrorCode.NONE, group_id)
+        s = group.snapshot
+        stable = s.state is GroupState.STABLE and s.protocol_name is not None
+        members = tuple(
+            MemberDescription(
+                member_id=mid,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                metadata=_metadata_or_empty(m, s.protocol_name) if stable else b"",
+                assignment=m.assignment if stable else b"",
+            )
+            for mid, m in s.members.items()
+        )
+        return GroupDescription(
+            ErrorCode.NONE,
+            group_id,
+            state=s.state.value,
+            protocol_type=s.protocol_type or "",
+            protocol=(s.protocol_name or "") if stable else "",
+            members=members,
+        )
+
+    def list_groups(self, states_filter: Iterable[str] = ()) -> list[GroupListing]:
+        """Groups and their states; ``states_filter`` (case-insensitive, KIP-518) narrows."""
+        wanted = {s.lower() for s in states_filter}
+        listing = []
+        for group_id, group in sorted(self._groups.items()):
+            state = group.snapshot.state
+            if state is GroupState.DEAD:
+                continue
+            if wanted and state.value.lower() not in wanted:
+                continue
+            listing.append(GroupListing(group_id, group.snapshot.protocol_type or "", state.value))
+        return listing
+
+    async def delete_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
+        """DeleteGroups: Empty groups lose their metadata and offsets (tombstones);
+        NON_EMPTY_GROUP / GROUP_ID_NOT_FOUND / INVALID_GROUP_ID otherwise."""
+        results: dict[str, ErrorCode] = {}
+        for group_id in group_ids:
+            if not group_id:
+                results[group_id] = ErrorCode.INVALID_GROUP_ID
+                continue
+            group = self._group(group_id)
+            if group is None:
+                results[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
+                continue
+            outputs = await self._run(group, states.DeleteRequested())
+            error = next(
+                (o.error for o in outputs if isinstance(o, states.DeleteResponse)),
+                ErrorCode.UNKNOWN_SERVER_ERROR,
+            )
+            if error is ErrorCode.NONE:
+                await self._bury(group)
+            results[group_id] = error
+        return results
+
+    async def _bury(self, group: Group) -> None:
+        """Tombstones for a Dead group's offsets and metadata; drop it from the cache."""
+        records: list[Record] = [offset_tombstone(group.group_id, tp) for tp in group.offsets]
+        records.append(group_tombstone(group.group_id))
+        group.cancel_timer()
+        if self._groups.get(group.group_id) is group:
+            del self._groups[group.group_id]
+        await self._append(group.group_id, records)
+
+    def _forget_if_unused(self, group: Group) -> None:
+        """Never-stored Empty groups without offsets (e.g. every join refused) are dropped."""
+        s = group.snapshot
+        if (
+            s.state is GroupState.EMPTY
+            and not s.members
+            and not s.pending_member_ids
+            and not group.offsets
+            and s.generation_id == 0
+            and self._groups.get(group.group_id) is group
+        ):
+            group.cancel_timer()
+            del self._groups[group.group_id]
+
+    # --- expiry ---------------------------------------------------------------------------
+
+    async def expire_offsets(self) -> int:
+        """Kafka's ``cleanupGroupMetadata``: remove expired offsets, then Empty groups with no
+        offsets left. Returns the number of offsets removed."""
+        now = self._clock.wall_ms()
+        retention = self.config.offsets_retention_ms
+        removed = 0
+        for group in list(self._groups.values()):
+            s = group.snapshot
+            expired: list[TopicPartitionKey] = []
+            if s.state is GroupState.EMPTY:
+                for tp, om in group.offsets.items():
+                    if om.expire_timestamp_ms is not None:
+                        if now >= om.expire_timestamp_ms:
+                            expired.append(tp)
+                        continue
+                    base = (
+                        group.current_state_timestamp_ms
+                        if s.protocol_type is not None
+                        else om.commit_timestamp_ms
+                    )
+                    if now - base >= retention:
+                        expired.append(tp)
+            elif s.state is GroupState.STABLE and s.protocol_type == "consumer":
+                topics = subscribed_topics(s)
+                if topics is not None:
+                    for tp, om in group.offsets.items():
+                        if tp[0] not in topics and now - om.commit_timestamp_ms >= retention:
+                            expired.append(tp)
+            if expired:
+                try:
+                    await self._remove_offsets(group, expired)
+                except ApiError as exc:
+                    log.warning("group %s: expiring offsets failed: %s", group.group_id, exc)
+                    continue
+                removed += len(expired)
+                log.info("group %s: removed %d expired offset(s)", group.group_id, len(expired))
+            if (
+                group.snapshot.state is GroupState.EMPTY
+                and not group.offsets
+                and not group.snapshot.pending_member_ids
+            ):
+                self._apply(group, states.DeleteRequested())
+                state: GroupState = group.snapshot.state
+                if state is GroupState.DEAD:
+                    try:
+                        await self._bury(group)
+                    except ApiError as exc:
+                        log.warning("group %s: removing it failed: %s", group.group_id, exc)
+        return removed
+
+    # --- records --------------------------------------------------------------------------
+
+    def _group_record(self, group: Group) -> Record:
+        s = group.snapshot
+        if s.state is GroupState.DEAD:
+            return group_tombstone(s.group_id)
+        protocol = s.protocol_name
+        members = tuple(
+            MemberMetadata(
+                member_id=mid,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                session_timeout=m.session_timeout_ms,
+                rebalance_timeout=m.rebalance_timeout_ms,
+                group_instance_id=m.group_instance_id,
+                subscription=_metadata_or_empty(m, protocol),
+                assignment=m.assignment,
+            )
+            for mid, m in s.members.items()
+        )
+        value = GroupMetadataValue(
+            protocol_type=s.protocol_type or "",
+            generation=s.generation_id,
+            protocol=protocol,
+            leader=s.leader_id,
+            current_state_timestamp=group.current_state_timestamp_ms,
+            members=members,
+        )
+        return group_metadata_record(s.group_id, value)
+
+    async def _append(self, group_id: str, records: list[Record]) -> None:
+        batch = encode_records(records, self._clock.wall_ms(), self.config.compression)
+        await self._log.append(self.partition_for(group_id), batch)
+
+
+def _metadata_or_empty(member: MemberSnapshot, protocol: str | None) -> bytes:
+    if protocol is None:
+        return b""
+    try:
+        return member.metadata(protocol)
+    except KeyError:
+        return b""
+
+
+def _commit_error(code: ErrorCode) -> ErrorCode:
+    """Kafka maps storage failures of an offset commit to codes clients retry on."""
+    if code in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+    ):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if code in (
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.INVALID_FETCH_SIZE,
+    ):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return code
+
+
+def _log_failure(task: asyncio.Task[object]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("group timer failed", exc_info=task.exception())
