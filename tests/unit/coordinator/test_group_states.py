@@ -352,7 +352,8 @@ def test_random_event_sequences_only_take_allowed_transitions(
 
 
 def test_forbidden_transition_raises() -> None:
-    from franz.coordinator.group.states import IllegalGroupTransitionError, _transition
+    from franz.coordinator.group.rebalance import _transition
+    from franz.coordinator.group.states import IllegalGroupTransitionError
 
     with pytest.raises(IllegalGroupTransitionError):
         _transition(GroupSnapshot("g"), S.STABLE)
