@@ -29,13 +29,15 @@ from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
-from franz.coordinator.group.coordinator import CoordinatorConfig, GroupCoordinator
+from franz.coordinator.group.coordinator import GroupCoordinator
+from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
 from franz.errors import InvalidConfigurationError
 from franz.metadata.local import LocalMetadataStore
 from franz.network.server import SocketServer, SocketServerConfig
 from franz.protocol.kafka_uuid import uuid_to_str
 from franz.protocol.records.compression import CompressionType
+from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_manager import LogManager
 
 __all__ = ["Broker", "Listener", "parse_listener"]
@@ -120,6 +122,7 @@ class Broker:
             producer_id_expiration_check_interval_ms=config.get(
                 "producer.id.expiration.check.interval.ms"
             ),
+            cleaner_config=CleanerConfig.from_broker_config(config.get),
         )
         self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
         self.topic_manager = TopicManager(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
-from franz.coordinator.group.coordinator import CommitRequest
+from franz.coordinator.group.group import CommitRequest
 from franz.coordinator.group.offsets_topic import TopicPartitionKey
 from franz.protocol.messages import timedelta_ms
 

@@ -29,13 +29,20 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 
 from franz.clock import Clock
 from franz.coordinator.group import states
 from franz.coordinator.group.consumer_protocol import subscribed_topics
-from franz.coordinator.group.group import Group
-from franz.coordinator.group.offsets_schema import GroupMetadataValue, MemberMetadata
+from franz.coordinator.group.group import (
+    CommitRequest,
+    CoordinatorConfig,
+    Group,
+    GroupDescription,
+    GroupListing,
+    MemberDescription,
+    metadata_or_empty,
+    snapshot_from_value,
+)
 from franz.coordinator.group.offsets_schema import partition_for as _partition_for
 from franz.coordinator.group.offsets_topic import (
     CoordinatorLog,
@@ -50,15 +57,12 @@ from franz.coordinator.group.offsets_topic import (
     offset_tombstone,
 )
 from franz.coordinator.group.states import (
-    GroupConfig,
     GroupSnapshot,
     GroupState,
     JoinResponse,
-    MemberSnapshot,
     SyncResponse,
 )
 from franz.errors import ApiError, ErrorCode
-from franz.protocol.records.compression import CompressionType
 
 __all__ = [
     "CommitRequest",
@@ -70,57 +74,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class CoordinatorConfig:
-    """Broker settings the coordinator uses (Kafka's ``GroupConfig`` + ``OffsetConfig``)."""
-
-    group: GroupConfig = field(default_factory=GroupConfig)
-    offsets_topic_num_partitions: int = 50
-    offset_metadata_max_bytes: int = 4096
-    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
-    offsets_retention_check_interval_ms: int = 600_000
-    compression: CompressionType = CompressionType.NONE
-
-
-@dataclass(frozen=True, slots=True)
-class CommitRequest:
-    """One partition of an OffsetCommit request."""
-
-    offset: int
-    leader_epoch: int = -1
-    metadata: str | None = ""
-
-
-@dataclass(frozen=True, slots=True)
-class MemberDescription:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    metadata: bytes
-    assignment: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class GroupDescription:
-    """DescribeGroups' view of a group (Kafka's ``GroupSummary``): protocol, metadata and
-    assignments only when the group is Stable, as Kafka reports them."""
-
-    error: ErrorCode
-    group_id: str
-    state: str = "Dead"
-    protocol_type: str = ""
-    protocol: str = ""
-    members: tuple[MemberDescription, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class GroupListing:
-    group_id: str
-    protocol_type: str
-    state: str
 
 
 class GroupCoordinator:
@@ -180,43 +133,13 @@ class GroupCoordinator:
         names = set(loaded.groups) | {g for g, offs in loaded.offsets.items() if offs}
         for group_id in names:
             value = loaded.groups.get(group_id)
-            snapshot = self._snapshot_from_value(group_id, value, now)
+            snapshot = snapshot_from_value(group_id, value, self.config.group, now)
             stamp = value.current_state_timestamp if value is not None else -1
             group = Group(snapshot, stamp if stamp >= 0 else now)
             group.offsets.update(loaded.offsets.get(group_id, {}))
             self._groups[group_id] = group
             self._arm(group)
         return len(names)
-
-    def _snapshot_from_value(
-        self, group_id: str, value: GroupMetadataValue | None, now: int
-    ) -> GroupSnapshot:
-        if value is None:
-            return GroupSnapshot(group_id, config=self.config.group)
-        members: dict[str, MemberSnapshot] = {}
-        for m in value.members:
-            rebalance = m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout
-            members[m.member_id] = MemberSnapshot(
-                group_instance_id=m.group_instance_id,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                session_timeout_ms=m.session_timeout,
-                rebalance_timeout_ms=rebalance,
-                protocols=((value.protocol or "", m.subscription),),
-                assignment=m.assignment,
-                session_deadline_ms=now + m.session_timeout,
-            )
-        state = GroupState.STABLE if members else GroupState.EMPTY
-        return GroupSnapshot(
-            group_id,
-            state=state,
-            generation_id=value.generation,
-            protocol_type=value.protocol_type or None,
-            protocol_name=value.protocol if members else None,
-            leader_id=value.leader if members else None,
-            members=members,
-            config=self.config.group,
-        )
 
     # --- the event path -------------------------------------------------------------------
 
@@ -351,17 +274,17 @@ class GroupCoordinator:
             old.set_result(JoinResponse(key, ErrorCode.REBALANCE_IN_PROGRESS))
         group.join_waiters[key] = waiter
         outputs = await self._run(group, event)
+        response: JoinResponse | None = None
         if not waiter.done():
-            # Refusals name the request's member id, which may differ from ``key``.
+            # A refusal of a join without a member id names "" (not ``key``).
             for out in outputs:
-                if isinstance(out, JoinResponse) and out.member_id in (member_id, key):
+                if isinstance(out, JoinResponse) and out.member_id == member_id:
                     group.join_waiters.pop(key, None)
-                    return out
-        if not waiter.done() and key not in group.join_waiters:
-            group.join_waiters[key] = waiter
-        response = await waiter
-        if not group.snapshot.members and group.snapshot.state is GroupState.EMPTY:
-            self._forget_if_unused(group)
+                    response = out
+                    break
+        if response is None:
+            response = await waiter
+        self._forget_if_unused(group)
         return response
 
     async def sync_group(
@@ -575,7 +498,7 @@ class GroupCoordinator:
                 group_instance_id=m.group_instance_id,
                 client_id=m.client_id,
                 client_host=m.client_host,
-                metadata=_metadata_or_empty(m, s.protocol_name) if stable else b"",
+                metadata=metadata_or_empty(m, s.protocol_name) if stable else b"",
                 assignment=m.assignment if stable else b"",
             )
             for mid, m in s.members.items()
@@ -656,27 +579,7 @@ class GroupCoordinator:
         retention = self.config.offsets_retention_ms
         removed = 0
         for group in list(self._groups.values()):
-            s = group.snapshot
-            expired: list[TopicPartitionKey] = []
-            if s.state is GroupState.EMPTY:
-                for tp, om in group.offsets.items():
-                    if om.expire_timestamp_ms is not None:
-                        if now >= om.expire_timestamp_ms:
-                            expired.append(tp)
-                        continue
-                    base = (
-                        group.current_state_timestamp_ms
-                        if s.protocol_type is not None
-                        else om.commit_timestamp_ms
-                    )
-                    if now - base >= retention:
-                        expired.append(tp)
-            elif s.state is GroupState.STABLE and s.protocol_type == "consumer":
-                topics = subscribed_topics(s)
-                if topics is not None:
-                    for tp, om in group.offsets.items():
-                        if tp[0] not in topics and now - om.commit_timestamp_ms >= retention:
-                            expired.append(tp)
+            expired = group.expired_offsets(now, retention)
             if expired:
                 try:
                     await self._remove_offsets(group, expired)
@@ -702,45 +605,13 @@ class GroupCoordinator:
     # --- records --------------------------------------------------------------------------
 
     def _group_record(self, group: Group) -> Record:
-        s = group.snapshot
-        if s.state is GroupState.DEAD:
-            return group_tombstone(s.group_id)
-        protocol = s.protocol_name
-        members = tuple(
-            MemberMetadata(
-                member_id=mid,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                session_timeout=m.session_timeout_ms,
-                rebalance_timeout=m.rebalance_timeout_ms,
-                group_instance_id=m.group_instance_id,
-                subscription=_metadata_or_empty(m, protocol),
-                assignment=m.assignment,
-            )
-            for mid, m in s.members.items()
-        )
-        value = GroupMetadataValue(
-            protocol_type=s.protocol_type or "",
-            generation=s.generation_id,
-            protocol=protocol,
-            leader=s.leader_id,
-            current_state_timestamp=group.current_state_timestamp_ms,
-            members=members,
-        )
-        return group_metadata_record(s.group_id, value)
+        if group.snapshot.state is GroupState.DEAD:
+            return group_tombstone(group.group_id)
+        return group_metadata_record(group.group_id, group.metadata_value())
 
     async def _append(self, group_id: str, records: list[Record]) -> None:
         batch = encode_records(records, self._clock.wall_ms(), self.config.compression)
         await self._log.append(self.partition_for(group_id), batch)
-
-
-def _metadata_or_empty(member: MemberSnapshot, protocol: str | None) -> bytes:
-    if protocol is None:
-        return b""
-    try:
-        return member.metadata(protocol)
-    except KeyError:
-        return b""
 
 
 def _commit_error(code: ErrorCode) -> ErrorCode:

@@ -13,10 +13,81 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from franz.coordinator.group.consumer_protocol import subscribed_topics
+from franz.coordinator.group.offsets_schema import GroupMetadataValue, MemberMetadata
 from franz.coordinator.group.offsets_topic import OffsetAndMetadata, TopicPartitionKey
-from franz.coordinator.group.states import GroupSnapshot, JoinResponse, SyncResponse
+from franz.coordinator.group.states import (
+    GroupConfig,
+    GroupSnapshot,
+    GroupState,
+    JoinResponse,
+    MemberSnapshot,
+    SyncResponse,
+)
+from franz.errors import ErrorCode
+from franz.protocol.records.compression import CompressionType
 
-__all__ = ["Group"]
+__all__ = [
+    "CommitRequest",
+    "CoordinatorConfig",
+    "Group",
+    "GroupDescription",
+    "GroupListing",
+    "MemberDescription",
+    "metadata_or_empty",
+    "snapshot_from_value",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorConfig:
+    """Broker settings the coordinator uses (Kafka's ``GroupConfig`` + ``OffsetConfig``)."""
+
+    group: GroupConfig = field(default_factory=GroupConfig)
+    offsets_topic_num_partitions: int = 50
+    offset_metadata_max_bytes: int = 4096
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
+    offsets_retention_check_interval_ms: int = 600_000
+    compression: CompressionType = CompressionType.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRequest:
+    """One partition of an OffsetCommit request."""
+
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    """DescribeGroups' view of a group (Kafka's ``GroupSummary``): protocol, metadata and
+    assignments only when the group is Stable, as Kafka reports them."""
+
+    error: ErrorCode
+    group_id: str
+    state: str = "Dead"
+    protocol_type: str = ""
+    protocol: str = ""
+    members: tuple[MemberDescription, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    state: str
 
 
 @dataclass(slots=True)
@@ -40,3 +111,103 @@ class Group:
             self.timer.cancel()
         self.timer = None
         self.timer_deadline_ms = None
+
+    def metadata_value(self) -> GroupMetadataValue:
+        """The group as Kafka stores it (``GroupMetadataValue``; written at v3)."""
+        s = self.snapshot
+        members = tuple(
+            MemberMetadata(
+                member_id=mid,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                session_timeout=m.session_timeout_ms,
+                rebalance_timeout=m.rebalance_timeout_ms,
+                group_instance_id=m.group_instance_id,
+                subscription=metadata_or_empty(m, s.protocol_name),
+                assignment=m.assignment,
+            )
+            for mid, m in s.members.items()
+        )
+        return GroupMetadataValue(
+            protocol_type=s.protocol_type or "",
+            generation=s.generation_id,
+            protocol=s.protocol_name,
+            leader=s.leader_id,
+            current_state_timestamp=self.current_state_timestamp_ms,
+            members=members,
+        )
+
+    def expired_offsets(self, now_ms: int, retention_ms: int) -> list[TopicPartitionKey]:
+        """Offsets Kafka 3.x's ``cleanupGroupMetadata`` removes at ``now_ms`` (KIP-211).
+
+        * An explicit expire timestamp (OffsetCommit v2-v4 retention) wins.
+        * Empty group: ``retention_ms`` after the group became Empty, or after the commit for
+          a group that never had members (standalone commits, no protocol type).
+        * Stable ``consumer`` group: offsets of topics no member subscribes to, ``retention_ms``
+          after their commit. Other states and protocols keep everything.
+        """
+        s = self.snapshot
+        expired: list[TopicPartitionKey] = []
+        if s.state is GroupState.EMPTY:
+            for tp, om in self.offsets.items():
+                if om.expire_timestamp_ms is not None:
+                    if now_ms >= om.expire_timestamp_ms:
+                        expired.append(tp)
+                    continue
+                base = (
+                    self.current_state_timestamp_ms
+                    if s.protocol_type is not None
+                    else om.commit_timestamp_ms
+                )
+                if now_ms - base >= retention_ms:
+                    expired.append(tp)
+        elif s.state is GroupState.STABLE and s.protocol_type == "consumer":
+            topics = subscribed_topics(s)
+            if topics is not None:
+                for tp, om in self.offsets.items():
+                    if tp[0] not in topics and now_ms - om.commit_timestamp_ms >= retention_ms:
+                        expired.append(tp)
+        return expired
+
+
+def metadata_or_empty(member: MemberSnapshot, protocol: str | None) -> bytes:
+    """The member's metadata for ``protocol``; empty when it has none."""
+    if protocol is None:
+        return b""
+    try:
+        return member.metadata(protocol)
+    except KeyError:
+        return b""
+
+
+def snapshot_from_value(
+    group_id: str, value: GroupMetadataValue | None, config: GroupConfig, now_ms: int
+) -> GroupSnapshot:
+    """The snapshot a loaded group starts from (Kafka's ``GroupMetadata.loadGroup``): Stable
+    with its stored members (each member's only protocol is the selected one, with its
+    subscription), or Empty; a group known only from its offsets is a fresh Empty group."""
+    if value is None:
+        return GroupSnapshot(group_id, config=config)
+    members: dict[str, MemberSnapshot] = {}
+    for m in value.members:
+        rebalance = m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout
+        members[m.member_id] = MemberSnapshot(
+            group_instance_id=m.group_instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            session_timeout_ms=m.session_timeout,
+            rebalance_timeout_ms=rebalance,
+            protocols=((value.protocol or "", m.subscription),),
+            assignment=m.assignment,
+            session_deadline_ms=now_ms + m.session_timeout,
+        )
+    return GroupSnapshot(
+        group_id,
+        state=GroupState.STABLE if members else GroupState.EMPTY,
+        generation_id=value.generation,
+        protocol_type=value.protocol_type or None,
+        protocol_name=value.protocol if members else None,
+        leader_id=value.leader if members else None,
+        members=members,
+        config=config,
+    )
