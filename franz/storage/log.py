@@ -56,6 +56,7 @@ from franz.errors import (
     RecordTooLargeError,
 )
 from franz.protocol.records.batch import RecordBatchView, iter_batches
+from franz.protocol.records.inflated import iter_records
 from franz.storage.checkpoints import CheckpointError
 from franz.storage.files import (
     CLEANED_SUFFIX,
@@ -346,7 +347,19 @@ class Log:
                     )
                 if view.is_control_batch:
                     raise InvalidRecordError("clients are not allowed to write control records")
+                if self.config.compact:
+                    self._check_keys(view)
         return views
+
+    def _check_keys(self, view: RecordBatchView) -> None:
+        """Kafka's ``LogValidator``: a compacted topic refuses records without a key (the
+        only place the produce path decodes records; compacted topics only)."""
+        for record in iter_records(view):
+            if record.key is None:
+                raise InvalidRecordError(
+                    f"Compacted topic cannot accept message without key in topic partition "
+                    f"{self.name}."
+                )
 
     def _check_timestamps(self, view: RecordBatchView, now: int) -> None:
         before = min(

@@ -98,6 +98,22 @@ def test_control_batches_from_clients_are_invalid(tmp_path):
         log.append_as_leader(batch(1, is_control_batch=True), leader_epoch=0)
 
 
+def test_compacted_topics_refuse_records_without_a_key(tmp_path):
+    log = make_log(tmp_path, cleanup_policy="compact")
+    keyless = RecordBatchBuilder()
+    keyless.append(1_700_000_000_000, b"k", b"v")
+    keyless.append(1_700_000_000_001, None, b"v")
+    with pytest.raises(InvalidRecordError, match="without key"):
+        log.append_as_leader(keyless.build(), leader_epoch=0)
+    assert log.log_end_offset == 0
+    log.append_as_leader(batch(2), leader_epoch=0)  # keyed records are fine
+    assert log.log_end_offset == 2
+    # Topics with the delete policy never look at keys.
+    plain = make_log(tmp_path / "plain")
+    plain.append_as_leader(keyless.build(), leader_epoch=0)
+    assert plain.log_end_offset == 2
+
+
 def test_batch_over_max_message_bytes_is_too_large(tmp_path):
     log = make_log(tmp_path, max_message_bytes=200)
     with pytest.raises(RecordTooLargeError) as info:
