@@ -241,3 +241,21 @@ def test_altering_a_topic_to_compact_starts_compaction(broker: BrokerProcess) ->
     _wait_for(
         "the partition to shrink on disk", lambda: _disk_size(broker, topic) < size_before / 4
     )
+
+
+def test_keyless_records_are_refused_by_a_compacted_topic(broker: BrokerProcess) -> None:
+    create_topic(broker.bootstrap, "keyless", 1, config={"cleanup.policy": "compact"})
+    reports: list[tuple[bytes | None, str | None]] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        reports.append((msg.key(), None if err is None else err.name()))
+
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": broker.bootstrap, "linger.ms": 0, "retries": 0}
+    )
+    producer.produce("keyless", key=b"k", value=b"kept", on_delivery=on_delivery)
+    producer.flush(10)
+    producer.produce("keyless", key=None, value=b"refused", on_delivery=on_delivery)
+    producer.flush(10)
+    assert reports == [(b"k", None), (None, "INVALID_RECORD")]
+    assert end_offsets(broker.bootstrap, "keyless", [0]) == {0: (0, 1)}
