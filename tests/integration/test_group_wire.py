@@ -8,6 +8,7 @@ Kafka field names (``franz.protocol.messages.build`` fills what a version lacks)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -351,3 +352,55 @@ def test_committed_offsets_survive_a_restart(
         assert got == {(0, 50, "m"), (1, 100, "")}
         listed = call(wire, ApiKey.LIST_GROUPS, 4, {})
         assert [(g.group_id, g.group_state) for g in listed.groups] == [("durable", "Empty")]
+
+
+def test_consumer_offsets_is_compacted_and_reloads_the_latest_commit(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker = broker_factory(
+        tmp_path / "b",
+        {
+            "offsets.topic.num.partitions": "1",
+            "offsets.topic.segment.bytes": "8192",
+            "log.cleaner.backoff.ms": "100",
+        },
+    ).start()
+    create_topic(broker.bootstrap, TOPIC, 2)
+    partition_dir = Path(broker.overrides["log.dirs"]) / "__consumer_offsets-0"
+
+    def disk() -> int:
+        return sum(p.stat().st_size for p in partition_dir.glob("*.log"))
+
+    with WireClient.connect(broker.bootstrap) as wire:
+        for offset in range(1, 2001):
+            call(
+                wire,
+                ApiKey.OFFSET_COMMIT,
+                9,
+                {
+                    "group_id": "compacted",
+                    "generation_id_or_member_epoch": -1,
+                    "topics": [
+                        {
+                            "name": TOPIC,
+                            "partitions": [
+                                {"partition_index": 0, "committed_offset": offset},
+                                {"partition_index": 1, "committed_offset": 5},
+                            ],
+                        }
+                    ],
+                },
+            )
+        written = disk()
+        deadline = time.monotonic() + 30
+        while disk() > written // 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert disk() <= written // 4, f"{written} bytes written, {disk()} after cleaning"
+    assert broker.stop() == 0
+    broker.start()
+    with WireClient.connect(broker.bootstrap) as wire:
+        fetched = call(wire, ApiKey.OFFSET_FETCH, 7, {"group_id": "compacted", "topics": None})
+        got = {
+            (p.partition_index, p.committed_offset) for t in fetched.topics for p in t.partitions
+        }
+        assert got == {(0, 2000), (1, 5)}
