@@ -7,9 +7,10 @@ return the same normalized values, so a test can cross any producer with any con
 
 Rules the helpers keep:
 
-- Consumers never use consumer groups (Franz has none yet, issue 4): they ``assign`` partitions
-  and seek explicitly, never commit. confluent-kafka needs a ``group.id`` in its config; it is
-  set but never used (no ``subscribe``, no commits).
+- These consumers ``assign`` partitions and seek explicitly, never commit, so that every
+  client reads exactly the requested range. confluent-kafka needs a ``group.id`` in its
+  config; it is set but never used. Group consumption (``subscribe``, commits, rebalances) is
+  driven by ``tests/support/groups.py``.
 - Every wait is bounded. A consumer that does not receive ``count`` records before its
   deadline fails with an ``AssertionError`` that says what it did receive.
 - ``kcat`` runs as a subprocess that is killed by PID if it outlives its deadline.
