@@ -196,6 +196,7 @@ class GroupCoordinator:
                 log.warning("group %s: storing group metadata failed: %s", group.group_id, exc)
                 error = exc.code
         self._deliver(group, outputs, error)
+        self._forget_if_unused(group)
         return outputs
 
     def _arm(self, group: Group) -> None:
@@ -346,9 +347,8 @@ class GroupCoordinator:
             return ErrorCode.INVALID_GROUP_ID, []
         group = self._group(group_id)
         if group is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID, [
-                (mid, gid, ErrorCode.UNKNOWN_MEMBER_ID) for mid, gid in members
-            ]
+            # Kafka: NONE for the request, UNKNOWN_MEMBER_ID for each member.
+            return ErrorCode.NONE, [(mid, gid, ErrorCode.UNKNOWN_MEMBER_ID) for mid, gid in members]
         outputs = await self._run(
             group,
             states.LeaveGroupRequested(
