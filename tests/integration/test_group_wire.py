@@ -404,3 +404,30 @@ def test_consumer_offsets_is_compacted_and_reloads_the_latest_commit(
             (p.partition_index, p.committed_offset) for t in fetched.topics for p in t.partitions
         }
         assert got == {(0, 2000), (1, 5)}
+
+
+def test_offsets_of_a_deleted_topic_are_removed(
+    client: WireClient, shared_broker: BrokerProcess
+) -> None:
+    create_topic(shared_broker.bootstrap, "doomed", 1)
+    commit = {
+        "group_id": "forgets",
+        "generation_id_or_member_epoch": -1,
+        "topics": [
+            {"name": "doomed", "partitions": [{"partition_index": 0, "committed_offset": 3}]},
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 4}]},
+        ],
+    }
+    call(client, ApiKey.OFFSET_COMMIT, 9, commit)
+    deleted = call(
+        client, ApiKey.DELETE_TOPICS, 6, {"topics": [{"name": "doomed"}], "timeout": 5000}
+    )
+    assert [r.error_code for r in deleted.responses] == [NONE]
+    deadline = time.monotonic() + 10
+    while True:
+        fetched = call(client, ApiKey.OFFSET_FETCH, 7, {"group_id": "forgets", "topics": None})
+        names = [t.name for t in fetched.topics]
+        if names == [TOPIC] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert names == [TOPIC]
