@@ -26,9 +26,10 @@ from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
 from franz.protocol.messages import build, request_type
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
-from tests.support.wire import WireClient
+from tests.support.wire import WireClient, batch, produce
 
 NONE = 0
+INVALID_TOPIC_EXCEPTION = 17
 UNKNOWN_TOPIC_OR_PARTITION = 3
 ILLEGAL_GENERATION = 22
 UNKNOWN_MEMBER_ID = 25
@@ -431,3 +432,25 @@ def test_offsets_of_a_deleted_topic_are_removed(
             break
         time.sleep(0.05)
     assert names == [TOPIC]
+
+
+def test_clients_cannot_produce_to_consumer_offsets(client: WireClient) -> None:
+    call(
+        client,
+        ApiKey.OFFSET_COMMIT,
+        9,
+        {
+            "group_id": "protected",
+            "generation_id_or_member_epoch": -1,
+            "topics": [
+                {"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 8}]}
+            ],
+        },
+    )
+    forged = batch((b"\x00\x01garbage", b"\x00\x03garbage"))
+    response = produce(client, "__consumer_offsets", 0, forged)
+    assert response.error_code == INVALID_TOPIC_EXCEPTION
+    fetched = call(client, ApiKey.OFFSET_FETCH, 7, {"group_id": "protected", "topics": None})
+    assert [
+        (p.partition_index, p.committed_offset) for t in fetched.topics for p in t.partitions
+    ] == [(0, 8)]

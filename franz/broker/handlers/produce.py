@@ -3,7 +3,8 @@
 The hot path. Records stay opaque: ``Log.append_as_leader`` checks each batch's header and
 CRC, patches offsets and leader epoch in place, and writes the bytes as they came; nothing
 here decodes a record. Per partition the outcome is an error code (errors as values):
-INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION (Produce never auto-creates, as in
+INVALID_TOPIC_EXCEPTION (also for internal topics such as ``__consumer_offsets``, which only
+the coordinator writes), UNKNOWN_TOPIC_OR_PARTITION (Produce never auto-creates, as in
 Kafka; Metadata does), CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP,
 the idempotence errors, KAFKA_STORAGE_ERROR.
 
@@ -50,6 +51,9 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         else:
             if topics.get(name) is None:
                 topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif topics.is_internal(name):
+                # Kafka: "Cannot append to internal topic"; only coordinators write there.
+                topic_error = ErrorCode.INVALID_TOPIC_EXCEPTION
         if bad_acks:
             topic_error = ErrorCode.INVALID_REQUIRED_ACKS
         elif transactional:
