@@ -52,9 +52,13 @@ class Partition:
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
 
-    def append_records_to_leader(self, records: bytes | memoryview) -> LogAppendInfo:
-        """Append as leader and advance the HW (the ISR is this broker alone)."""
-        info = self.log.append_as_leader(records, self.leader_epoch)
+    def append_records_to_leader(
+        self, records: bytes | memoryview, *, from_client: bool = True
+    ) -> LogAppendInfo:
+        """Append as leader and advance the HW (the ISR is this broker alone).
+        ``from_client=False``: the broker's own records (a coordinator's), Kafka's
+        ``AppendOrigin.Coordinator``."""
+        info = self.log.append_as_leader(records, self.leader_epoch, from_client=from_client)
         self.log.update_high_watermark(self.log.log_end_offset)
         return info
 

@@ -71,9 +71,11 @@ class ReplicaManager:
             raise NotLeaderOrFollowerError(f"broker {self.broker_id} is not the leader of {tp}")
         return partition
 
-    def append(self, tp: TopicPartition, records: bytes | memoryview) -> LogAppendInfo:
+    def append(
+        self, tp: TopicPartition, records: bytes | memoryview, *, from_client: bool = True
+    ) -> LogAppendInfo:
         """Append to the leader replica and wake fetchers waiting on ``tp``."""
-        info = self.get_partition(tp).append_records_to_leader(records)
+        info = self.get_partition(tp).append_records_to_leader(records, from_client=from_client)
         if info.batch_count:
             self._wake(tp)
         return info

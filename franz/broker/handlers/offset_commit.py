@@ -6,17 +6,19 @@ no members. v2-4 ``retention_time_ms`` (-1: the broker's ``offsets.retention.min
 explicit expiry; v6+ carries the leader epoch; v7+ ``group_instance_id``. Per partition:
 UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE (over ``offset.metadata.max.bytes``),
 or the group's error (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
-REBALANCE_IN_PROGRESS, ...) for every partition.
+REBALANCE_IN_PROGRESS, ...) for every partition. The response is encoded by hand
+(``franz.protocol.offset_commit``): commits are frequent and wide.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.coordinator.group.group import CommitRequest
 from franz.coordinator.group.offsets_topic import TopicPartitionKey
 from franz.protocol.messages import timedelta_ms
+from franz.protocol.offset_commit import encode_offset_commit_response
 
 __all__ = ["handle"]
 
@@ -39,19 +41,17 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         retention_time_ms=-1 if retention is None else timedelta_ms(retention),
         offsets=offsets,
     )
-    return {
-        "throttle_time": 0,
-        "topics": [
-            {
-                "name": topic.name,
-                "partitions": [
-                    {
-                        "partition_index": p.partition_index,
-                        "error_code": results[(topic.name, p.partition_index)],
-                    }
+    body = encode_offset_commit_response(
+        ctx.api_version,
+        [
+            (
+                topic.name,
+                [
+                    (p.partition_index, int(results[(topic.name, p.partition_index)]))
                     for p in topic.partitions
                 ],
-            }
+            )
             for topic in request.topics
         ],
-    }
+    )
+    return RawBody([body])

@@ -53,7 +53,7 @@ from franz.coordinator.group.offsets_topic import (
     encode_records,
     group_metadata_record,
     group_tombstone,
-    offset_commit_record,
+    offset_commit_records,
     offset_tombstone,
 )
 from franz.coordinator.group.states import (
@@ -412,7 +412,7 @@ class GroupCoordinator:
                     expire_timestamp_ms=expire,
                 )
         if accepted:
-            records = [offset_commit_record(group_id, tp, om) for tp, om in accepted.items()]
+            records = offset_commit_records(group_id, accepted.items())
             try:
                 await self._append(group_id, records)
             except ApiError as exc:

@@ -16,6 +16,7 @@ partition of ``__consumer_offsets``); ``replay`` turns the batches the broker re
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -48,6 +49,7 @@ __all__ = [
     "group_metadata_record",
     "group_tombstone",
     "offset_commit_record",
+    "offset_commit_records",
     "offset_tombstone",
     "replay",
 ]
@@ -109,6 +111,44 @@ class CoordinatorLog(Protocol):
 def offset_commit_record(group_id: str, tp: TopicPartitionKey, om: OffsetAndMetadata) -> Record:
     key = encode_offset_commit_key(OffsetKey(group_id, tp[0], tp[1]))
     return key, encode_offset_commit_value(om.to_value())
+
+
+_INT16 = struct.Struct(">h")
+_KEY_TAIL = struct.Struct(">i")
+_VALUE_V3_HEAD = struct.Struct(">hqi")
+_INT64 = struct.Struct(">q")
+
+
+def _string(value: str) -> bytes:
+    data = value.encode("utf-8")
+    if len(data) > 0x7FFF:
+        raise ValueError(f"string of {len(data)} UTF-8 bytes is longer than 32767")
+    return _INT16.pack(len(data)) + data
+
+
+def offset_commit_records(
+    group_id: str, offsets: Iterable[tuple[TopicPartitionKey, OffsetAndMetadata]]
+) -> list[Record]:
+    """``offset_commit_record`` for many partitions of one commit, byte-identical, with the
+    group and topic names encoded once: the OffsetCommit hot path (a consumer commits every
+    partition it owns, often every few seconds)."""
+    key_prefix = b"\x00\x01" + _string(group_id)
+    topics: dict[str, bytes] = {}
+    records: list[Record] = []
+    for tp, om in offsets:
+        if om.expire_timestamp_ms is not None:
+            records.append(offset_commit_record(group_id, tp, om))  # value v1, rare
+            continue
+        topic = topics.get(tp[0])
+        if topic is None:
+            topic = topics[tp[0]] = key_prefix + _string(tp[0])
+        value = (
+            _VALUE_V3_HEAD.pack(3, om.offset, om.leader_epoch)
+            + _string(om.metadata)
+            + _INT64.pack(om.commit_timestamp_ms)
+        )
+        records.append((topic + _KEY_TAIL.pack(tp[1]), value))
+    return records
 
 
 def offset_tombstone(group_id: str, tp: TopicPartitionKey) -> Record:

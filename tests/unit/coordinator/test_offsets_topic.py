@@ -15,6 +15,7 @@ from franz.coordinator.group.offsets_topic import (
     group_metadata_record,
     group_tombstone,
     offset_commit_record,
+    offset_commit_records,
     offset_tombstone,
     replay,
 )
@@ -91,3 +92,18 @@ def test_unreadable_records_are_skipped_not_fatal() -> None:
     loaded.apply(*offset_commit_record("g", ("t", 0), OffsetAndMetadata(3)))
     assert loaded.skipped == 2
     assert loaded.offsets == {"g": {("t", 0): OffsetAndMetadata(3)}}
+
+
+def test_the_batched_commit_encoder_is_byte_identical_to_the_schema_encoders() -> None:
+    items = [
+        (("t", 0), OffsetAndMetadata(5, 2, "meta", 1000)),
+        (("t", 1), OffsetAndMetadata(2**40, -1, "", 1001)),
+        (("ü-topic", 7), OffsetAndMetadata(0, 9, "é" * 100, -1)),
+        (
+            ("t", 2),
+            OffsetAndMetadata(1, metadata="x", commit_timestamp_ms=5, expire_timestamp_ms=9),
+        ),
+    ]
+    assert offset_commit_records("grøup", items) == [
+        offset_commit_record("grøup", tp, om) for tp, om in items
+    ]
