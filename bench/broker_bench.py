@@ -24,13 +24,9 @@ end, on an exception and on Ctrl-C/SIGTERM; every run and every scenario has a t
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 import os
-import shutil
-import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -49,10 +45,27 @@ from bench.broker_clients import (
     register,
     run_timed,
     sample_process,
-    stop_all,
-    unregister,
 )
-from bench.report import Ratio, fmt_bytes, machine_info, prewarm, render_markdown_table, summarize
+from bench.harness import (
+    budgeted,
+    git_commit,
+    parse_names,
+    parse_overrides,
+    rotate,
+    run_scenarios,
+    run_suite,
+    stop_owned,
+)
+from bench.report import (
+    Findings,
+    Ratio,
+    fmt_bytes,
+    fmt_or_dash,
+    percentile,
+    prewarm,
+    render_markdown_table,
+    summarize,
+)
 
 __all__ = [
     "SCENARIOS",
@@ -66,7 +79,6 @@ __all__ = [
     "main",
     "paired_ratios",
     "parse_args",
-    "percentile",
     "settings_from_args",
 ]
 
@@ -129,21 +141,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     quick = bool(args.quick)
-    scenarios = tuple(s.strip() for s in args.only.split(",") if s.strip())
-    unknown = set(scenarios) - set(SCENARIOS)
-    if unknown:
-        raise SystemExit(f"unknown scenario(s): {', '.join(sorted(unknown))}")
+    scenarios = parse_names(args.only, SCENARIOS)
     runs = args.runs if args.runs is not None else (1 if quick else 3)
     if runs < 1:
         raise SystemExit("--runs must be >= 1")
     if args.records is not None and args.records < 1:
         raise SystemExit("--records must be >= 1")
-    overrides = {}
-    for item in args.override:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--override wants KEY=VALUE, got {item!r}")
-        overrides[key.strip()] = value.strip()
     budgets = (
         {"produce": 150.0, "consume": 90.0, "client": 150.0, "latency": 90.0, "rss": 120.0}
         if quick
@@ -163,7 +166,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         run_timeout=60.0 if quick else 120.0,
         budgets=budgets,
         scenarios=scenarios,
-        overrides=overrides,
+        overrides=parse_overrides(args.override),
         stand_in=bool(args.stand_in),
         results_dir=Path(args.results_dir) if args.results_dir else REPO / "bench" / "results",
     )
@@ -219,16 +222,6 @@ def paired_ratios(numerator: Sequence[Measure], denominator: Sequence[Measure]) 
     ]
 
 
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile: the smallest value with at least ``q`` % of values <= it."""
-    if not sorted_values:
-        raise ValueError("no values")
-    if not 0 < q <= 100:
-        raise ValueError("q must be in (0, 100]")
-    rank = math.ceil(q / 100 * len(sorted_values))
-    return float(sorted_values[max(rank, 1) - 1])
-
-
 @dataclass(slots=True)
 class LatencyRun:
     """One latency run's percentiles in ms, records received and lost."""
@@ -277,34 +270,21 @@ class Target:
         return "PASS" if ok else "short"
 
 
-def _fmt(value: float | None, spec: str = ",.0f") -> str:
-    return "-" if value is None or math.isnan(value) else format(value, spec)
-
-
-class Results:
+class Results(Findings):
     """Everything one run of the bench measured; renders as Markdown."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.rows: dict[str, Row] = {}
         self.ratios: list[Ratio] = []
         self.targets: list[Target] = []
         self.latency: dict[str, tuple[str, str, list[LatencyRun]]] = {}
         self.rss: list[tuple[str, int, float, float, float]] = []
-        self.notes: list[str] = []
-        self.warnings: list[str] = []
 
     def row(self, key: str, scenario: str, case: str, system: str, *, franz: bool) -> Row:
         if key not in self.rows:
             self.rows[key] = Row(key, scenario, case, system, franz)
         return self.rows[key]
-
-    def note(self, message: str) -> None:
-        if message not in self.notes:
-            self.notes.append(message)
-
-    def warn(self, message: str) -> None:
-        self.warnings.append(message)
-        print(f"WARNING: {message}", flush=True)
 
     def median(self, key: str, metric: str = "records_s") -> float | None:
         row = self.rows.get(key)
@@ -357,10 +337,12 @@ class Results:
                     row.system,
                     f"{rate['median']:,.0f}",
                     f"{rate['min']:,.0f}-{rate['max']:,.0f}",
-                    _fmt(mb["median"] if mb else None, ",.1f"),
-                    _fmt(ccpu["median"] if ccpu else None, ".2f"),
-                    _fmt(bcpu["median"] if bcpu else None, ".2f"),
-                    f"{_fmt(rss['max'] if rss else None)}/{_fmt(hwm['max'] if hwm else None)}",
+                    fmt_or_dash(mb["median"] if mb else None, ",.1f"),
+                    fmt_or_dash(ccpu["median"] if ccpu else None, ".2f"),
+                    fmt_or_dash(bcpu["median"] if bcpu else None, ".2f"),
+                    fmt_or_dash(rss["max"] if rss else None)
+                    + "/"
+                    + fmt_or_dash(hwm["max"] if hwm else None),
                     str(len(row.runs)),
                     vs.get(row.key, "-"),
                 ]
@@ -395,7 +377,7 @@ class Results:
             body.append(
                 [
                     target.label,
-                    _fmt(measured, spec),
+                    fmt_or_dash(measured, spec),
                     f"{op} {target.value:{spec}} {target.unit}",
                     target.verdict(measured),
                 ]
@@ -431,7 +413,7 @@ class Results:
                     span("p50"),
                     span("p99"),
                     span("p999"),
-                    _fmt(worst, ".3f"),
+                    fmt_or_dash(worst, ".3f"),
                     str(sum(r.received for r in runs)),
                     str(sum(r.lost for r in runs)),
                     str(len(runs)),
@@ -466,11 +448,7 @@ class Results:
             "rows that includes the mock) and of the broker process (/proc/<pid>/stat delta). "
             "RSS/HWM: the broker's VmRSS after the run / VmHWM (peak since it started)."
         )
-        if self.notes:
-            parts += ["", "Notes:", *[f"- {n}" for n in self.notes]]
-        if self.warnings:
-            parts += ["", "Warnings:", *[f"- {w}" for w in self.warnings]]
-        return "\n".join(parts)
+        return "\n".join(parts + self.findings_lines())
 
 
 # -- systems ----------------------------------------------------------------------------------
@@ -522,11 +500,6 @@ TARGETS = [
     Target("end-to-end latency p50", 2.0, "ms", "latency/franz", "p50", higher_is_better=False),
     Target("end-to-end latency p99", 10.0, "ms", "latency/franz", "p99", higher_is_better=False),
 ]  # fmt: skip
-
-
-def _rotate(items: Sequence[System], i: int) -> list[System]:
-    k = i % len(items) if items else 0
-    return [*items[k:], *items[:k]]
 
 
 def _measure(
@@ -619,17 +592,7 @@ class Bench:
             self.systems["franz"] = franz
 
     def close(self) -> None:
-        for owner in reversed(self.owned):
-            try:
-                code = owner.stop()
-                if code:  # BrokerProcess.stop() returns the exit code
-                    self.results.warn(f"franz exited with {code} on SIGTERM")
-            except Exception as exc:
-                print(f"stopping {owner}: {exc}; killing it", flush=True)
-                owner.kill()
-            if getattr(owner, "proc", None) is not None:
-                unregister(owner.proc.pid)
-        self.owned.clear()
+        stop_owned(self.owned, self.results.warn)
 
     def pick(self, *keys: str) -> list[System]:
         return [self.systems[k] for k in keys if k in self.systems]
@@ -638,14 +601,8 @@ class Bench:
 
     def rounds(self, scenario: str, systems: list[System]) -> Iterator[tuple[int, System]]:
         """``(run index, system)``, the order rotating every run, within the budget."""
-        budget = self.cfg.budgets[scenario]
-        deadline = time.monotonic() + budget
-        for i in range(self.cfg.runs):
-            for system in _rotate(systems, i):
-                if time.monotonic() > deadline:
-                    self.results.warn(f"{scenario}: {budget:.0f} s budget spent; runs skipped")
-                    return
-                yield i, system
+        plan = ((i, system) for i in range(self.cfg.runs) for system in rotate(systems, i))
+        return budgeted(plan, self.cfg.budgets[scenario], scenario, self.results.warn)
 
     def make_topic(self, scenario: str, system: System, topic: str, partitions: int) -> None:
         how = system.make_topic(topic, partitions) if system.make_topic else "created"
@@ -918,16 +875,7 @@ class Bench:
 
     def run(self) -> None:
         self.start()
-        for name in SCENARIOS:
-            if name not in self.cfg.scenarios:
-                continue
-            print(f"\n## scenario: {name}", flush=True)
-            began = time.perf_counter()
-            try:
-                getattr(self, f"scenario_{name}")()
-            except Exception as exc:  # report it, keep the other scenarios' figures
-                self.results.warn(f"{name}: stopped by an error: {exc!r}")
-            print(f"  scenario {name} took {time.perf_counter() - began:.1f} s", flush=True)
+        run_scenarios(self, SCENARIOS, self.cfg.scenarios, self.results.warn)
         for prefix, label, reference, low in RATIOS:
             num, den = f"{prefix}/franz", f"{prefix}/{reference}"
             self.results.ratios.append(Ratio(f"{num}:{den}", label, num, den, low=low))
@@ -970,7 +918,6 @@ def caveats(cfg: Settings) -> list[str]:
 def header(cfg: Settings, machine: dict[str, Any], stamp: str) -> str:
     import confluent_kafka
 
-    commit = run_timed(["git", "rev-parse", "--short", "HEAD"], timeout=10.0, stdout="capture")
     kcat = run_timed(["kcat", "-V"], timeout=10.0, stdout="capture")
     line = next((ln for ln in kcat.stdout.splitlines() if ln.startswith("Version")), "")
     kcat_version = line.removeprefix("Version ").split(" (")[0] or "?"
@@ -979,7 +926,7 @@ def header(cfg: Settings, machine: dict[str, Any], stamp: str) -> str:
         [
             f"# Broker bench, {stamp} ({cfg.mode})",
             "",
-            f"- commit {commit.stdout.strip() or '?'}; kcat {kcat_version} (librdkafka "
+            f"- commit {git_commit()}; kcat {kcat_version} (librdkafka "
             f"{linked}); confluent-kafka {confluent_kafka.version()} (librdkafka "
             f"{confluent_kafka.libversion()[0]})",
             f"- {machine.get('cpus')} CPUs, {machine.get('mem_total_mib')} MiB, "
@@ -989,49 +936,13 @@ def header(cfg: Settings, machine: dict[str, Any], stamp: str) -> str:
             f"{cfg.client_records:,}, {VALUE_SIZE} B values, {cfg.partitions} partitions; "
             f"latency {cfg.latency_seconds:g} s at {cfg.latency_rate:,.0f}/s; franz overrides: "
             f"{cfg.overrides or 'none'}",
-            "",
-            "",
         ]
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    cfg = settings_from_args(args)
-    base = Path(tempfile.mkdtemp(prefix="franz-broker-bench-"))
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    results = Results()
-    machine = machine_info(str(base))
-
-    def on_term(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    bench = Bench(cfg, base, results)
-    started = time.perf_counter()
-    interrupted = False
-    print(f"franz broker bench ({cfg.mode}): {', '.join(cfg.scenarios)}; temp dir {base}")
-    try:
-        bench.run()
-    except KeyboardInterrupt:
-        interrupted = True
-        results.warn("interrupted: the figures below are partial")
-    finally:
-        bench.close()
-        stop_all()
-        shutil.rmtree(base, ignore_errors=True)
-        signal.signal(signal.SIGTERM, previous)
-    machine["loadavg_end"] = Path("/proc/loadavg").read_text().strip()
-    text = header(cfg, machine, stamp) + results.markdown()
-    text += "\n\nCaveats:\n" + "\n".join(f"- {c}" for c in caveats(cfg))
-    took = time.perf_counter() - started
-    text += f"\n\nTook {took:.0f} s; load average at end {machine['loadavg_end']}.\n"
-    print("\n" + text)
-    cfg.results_dir.mkdir(parents=True, exist_ok=True)
-    out = cfg.results_dir / f"broker-{stamp}.md"
-    out.write_text(text)
-    print(f"wrote {out}")
-    return 130 if interrupted else 0
+    cfg = settings_from_args(parse_args(argv))
+    return run_suite("broker", cfg, Results(), Bench, header, caveats(cfg))
 
 
 if __name__ == "__main__":

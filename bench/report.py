@@ -9,6 +9,7 @@ Units: MB = 10^6 bytes, GB = 10^9 bytes (as ``performance-anchors.md``); sizes o
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -19,13 +20,16 @@ from typing import Any
 
 __all__ = [
     "JSON_VERSION",
+    "Findings",
     "Ratio",
     "Report",
     "Row",
     "Run",
     "fmt_bytes",
+    "fmt_or_dash",
     "machine_info",
     "paired_ratios",
+    "percentile",
     "prewarm",
     "render_markdown_table",
     "summarize",
@@ -47,6 +51,45 @@ def summarize(values: Iterable[float]) -> dict[str, float]:
         "max": max(data),
         "n": len(data),
     }
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile: the smallest value with at least ``q`` % of values <= it."""
+    if not sorted_values:
+        raise ValueError("no values")
+    if not 0 < q <= 100:
+        raise ValueError("q must be in (0, 100]")
+    rank = math.ceil(q / 100 * len(sorted_values))
+    return float(sorted_values[max(rank, 1) - 1])
+
+
+class Findings:
+    """The notes and warnings a bench collects while it runs, rendered after its tables.
+
+    A warning is printed as it happens (``WARNING: ...``) and kept; a note is kept once,
+    however often it is given.
+    """
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        print(f"WARNING: {message}", flush=True)
+
+    def note(self, message: str) -> None:
+        if message not in self.notes:
+            self.notes.append(message)
+
+    def findings_lines(self) -> list[str]:
+        """Markdown lines: a blank line and ``Notes:``, then the same for ``Warnings:``."""
+        lines: list[str] = []
+        if self.notes:
+            lines += ["", "Notes:", *[f"- {n}" for n in self.notes]]
+        if self.warnings:
+            lines += ["", "Warnings:", *[f"- {w}" for w in self.warnings]]
+        return lines
 
 
 @dataclass(slots=True)
@@ -343,6 +386,11 @@ def fmt_bytes(n: float) -> str:
             return f"{n:.2f}".rstrip("0").rstrip(".") + f" {unit}"
         n /= 1024
     raise AssertionError("unreachable")
+
+
+def fmt_or_dash(value: float | None, spec: str = ",.0f") -> str:
+    """``value`` formatted with ``spec``; ``-`` for a figure not measured (None or NaN)."""
+    return "-" if value is None or math.isnan(value) else format(value, spec)
 
 
 def _read(path: str) -> str | None:

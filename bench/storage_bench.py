@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.harness import parse_names
 from bench.report import Ratio, Report, Row, Run, fmt_bytes, machine_info, prewarm
 from bench.storage_io import (
     VALUE_SIZE,
@@ -118,10 +119,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     quick = bool(args.quick)
-    scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
-    unknown = set(scenarios) - set(SCENARIOS)
-    if unknown:
-        raise SystemExit(f"unknown scenario(s): {', '.join(sorted(unknown))}")
+    scenarios = parse_names(args.scenarios, SCENARIOS)
     append_bytes = (args.size_mb or (200 if quick else 1280)) * MiB
     measure_bytes = min((args.measure_mb or (128 if quick else 512)) * MiB, append_bytes)
     if args.measure_mb:

@@ -19,12 +19,10 @@ from bench.broker_bench import (
     Results,
     Row,
     Target,
-    _rotate,
     kcat_consume_args,
     latency_run,
     paired_ratios,
     parse_args,
-    percentile,
     settings_from_args,
 )
 from bench.broker_clients import (
@@ -35,7 +33,7 @@ from bench.broker_clients import (
     parse_proc_status,
     run_timed,
 )
-from bench.report import Ratio
+from bench.report import Ratio, percentile
 
 # -- /proc ---------------------------------------------------------------------------------
 
@@ -131,16 +129,6 @@ def test_row_stats_ignore_missing_figures():
     row.runs += [Measure(100, 1.0, broker_cpu_s=0.5), Measure(300, 1.0)]
     assert row.stats("records_s") == {"median": 200.0, "min": 100.0, "max": 300.0, "n": 2}
     assert row.stats("broker_cpu_s") == {"median": 0.5, "min": 0.5, "max": 0.5, "n": 1}
-
-
-def test_rotate_starts_each_run_with_the_next_system():
-    items = ["a", "b", "c"]
-    assert [_rotate(items, i) for i in range(4)] == [  # type: ignore[arg-type]
-        ["a", "b", "c"],
-        ["b", "c", "a"],
-        ["c", "a", "b"],
-        ["a", "b", "c"],
-    ]
 
 
 def _results() -> Results:

@@ -1,6 +1,7 @@
 """The group benchmark's harness: settle detection, commit summaries, ratios, tables, CLI.
 
-No broker, no mock and no client here: the pure parts of ``bench.group_bench``.
+No broker, no mock and no client here: the pure parts of ``bench.group_bench`` and
+``bench.group_clients``.
 """
 
 from __future__ import annotations
@@ -13,16 +14,12 @@ from bench.group_bench import (
     CASES,
     HEARTBEAT_MS,
     MOCK_CASES,
-    Assigned,
-    CommitRun,
-    RebalanceRun,
     Results,
-    commit_run,
     paired_ratios,
     parse_args,
     settings_from_args,
-    settled_at,
 )
+from bench.group_clients import Assigned, CommitRun, RebalanceRun, commit_run, settled_at
 
 
 def a(at: float, *partitions: int) -> Assigned:
