@@ -532,3 +532,264 @@ def wait_for_leaders(client: WireClient, topic: str, partitions: int, timeout: f
         if time.monotonic() > deadline:
             raise AssertionError(f"topic {topic} has no leaders after {timeout} s: {response}")
         time.sleep(0.1)
+
+
+# -- consumer-group requests (tests/integration/test_group_bad_input.py) -----------------------
+#
+# Requests are built at any version from mappings of Kafka's field names
+# (``franz.protocol.messages.build`` fills the fields a version lacks with their defaults), so a
+# test states only what it means. Error codes come back as plain ints.
+
+
+def group_call(client: WireClient, api_key: int, version: int, data: Mapping[str, Any]) -> Any:
+    """Send the ``api_key`` request at ``version`` built from ``data``; the decoded response."""
+    from franz.protocol.messages import build, request_type
+
+    return client.request(build(request_type(api_key, version), data))
+
+
+def consumer_subscription(topics: Iterable[str]) -> bytes:
+    """A ``consumer`` protocol JoinGroup metadata (ConsumerProtocolSubscription) for ``topics``."""
+    from franz.coordinator.group.consumer_protocol import Subscription, encode_subscription
+
+    return encode_subscription(Subscription(topics=tuple(topics)))
+
+
+def consumer_assignment(partitions: Mapping[str, Iterable[int]]) -> bytes:
+    """A ``consumer`` protocol SyncGroup assignment (ConsumerProtocolAssignment)."""
+    from franz.coordinator.group.consumer_protocol import Assignment, encode_assignment
+
+    return encode_assignment(
+        Assignment(assigned_partitions=tuple((t, tuple(ps)) for t, ps in partitions.items()))
+    )
+
+
+def join_group(
+    client: WireClient,
+    group_id: str,
+    member_id: str = "",
+    *,
+    protocols: Iterable[tuple[str, bytes]] = (),
+    protocol_type: str = "consumer",
+    session_timeout_ms: int = 30_000,
+    rebalance_timeout_ms: int = 30_000,
+    group_instance_id: str | None = None,
+    version: int = 5,
+    timeout: float | None = None,
+) -> Any:
+    """One JoinGroup (v5 by default); the response as sent (MEMBER_ID_REQUIRED included)."""
+    return client.request(
+        _join_request(
+            group_id,
+            member_id,
+            protocols=protocols,
+            protocol_type=protocol_type,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            group_instance_id=group_instance_id,
+            version=version,
+        ),
+        timeout,
+    )
+
+
+def _join_request(
+    group_id: str,
+    member_id: str,
+    *,
+    protocols: Iterable[tuple[str, bytes]],
+    protocol_type: str,
+    session_timeout_ms: int,
+    rebalance_timeout_ms: int,
+    group_instance_id: str | None,
+    version: int,
+) -> Any:
+    from franz.protocol.messages import build, request_type
+
+    return build(
+        request_type(11, version),
+        {
+            "group_id": group_id,
+            "session_timeout": session_timeout_ms,
+            "rebalance_timeout": rebalance_timeout_ms,
+            "member_id": member_id,
+            "group_instance_id": group_instance_id,
+            "protocol_type": protocol_type,
+            "protocols": [{"name": n, "metadata": m} for n, m in protocols],
+        },
+    )
+
+
+def send_join_group(client: WireClient, group_id: str, member_id: str = "", **kwargs: Any) -> int:
+    """Send a JoinGroup without waiting (it may be parked until the rebalance completes);
+    read its answer with ``recv_join_group``. Keyword arguments as ``join_group``."""
+    kwargs.setdefault("protocols", ())
+    kwargs.setdefault("protocol_type", "consumer")
+    kwargs.setdefault("session_timeout_ms", 30_000)
+    kwargs.setdefault("rebalance_timeout_ms", 30_000)
+    kwargs.setdefault("group_instance_id", None)
+    kwargs.setdefault("version", 5)
+    return client.send(_join_request(group_id, member_id, **kwargs))
+
+
+def recv_join_group(
+    client: WireClient, correlation_id: int, *, version: int = 5, timeout: float | None = None
+) -> Any:
+    from franz.protocol.messages import response_type
+
+    return client.recv(response_type(11, version), correlation_id, timeout)
+
+
+def join_group_member(client: WireClient, group_id: str, **kwargs: Any) -> Any:
+    """Join as a new dynamic member the KIP-394 way: a first JoinGroup answered
+    MEMBER_ID_REQUIRED (79) with a member id, then the join with it. Returns the second
+    response; fails if the first is anything else."""
+    first = join_group(client, group_id, "", **kwargs)
+    assert int(first.error_code) == 79 and first.member_id, first
+    return join_group(client, group_id, first.member_id, **kwargs)
+
+
+def sync_group(
+    client: WireClient,
+    group_id: str,
+    generation_id: int,
+    member_id: str,
+    assignments: Mapping[str, bytes] | None = None,
+    *,
+    group_instance_id: str | None = None,
+    protocol_type: str | None = None,
+    protocol_name: str | None = None,
+    version: int = 3,
+    timeout: float | None = None,
+) -> Any:
+    """One SyncGroup (v3 by default); ``assignments`` maps member ids to assignment bytes."""
+    from franz.protocol.messages import build, request_type
+
+    return client.request(
+        build(
+            request_type(14, version),
+            {
+                "group_id": group_id,
+                "generation_id": generation_id,
+                "member_id": member_id,
+                "group_instance_id": group_instance_id,
+                "protocol_type": protocol_type,
+                "protocol_name": protocol_name,
+                "assignments": [
+                    {"member_id": m, "assignment": a} for m, a in (assignments or {}).items()
+                ],
+            },
+        ),
+        timeout,
+    )
+
+
+def heartbeat(
+    client: WireClient,
+    group_id: str,
+    generation_id: int,
+    member_id: str,
+    *,
+    group_instance_id: str | None = None,
+    version: int = 3,
+) -> int:
+    """One Heartbeat (v3 by default); its error code."""
+    response = group_call(
+        client,
+        12,
+        version,
+        {
+            "group_id": group_id,
+            "generation_id": generation_id,
+            "member_id": member_id,
+            "group_instance_id": group_instance_id,
+        },
+    )
+    return int(response.error_code)
+
+
+def leave_group(client: WireClient, group_id: str, member_id: str, *, version: int = 3) -> Any:
+    """One LeaveGroup for one member (v3+: in the members array)."""
+    data: dict[str, Any] = {"group_id": group_id, "member_id": member_id}
+    if version >= 3:
+        data = {"group_id": group_id, "members": [{"member_id": member_id}]}
+    return group_call(client, 13, version, data)
+
+
+def offset_commit(
+    client: WireClient,
+    group_id: str,
+    offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+    *,
+    generation_id: int = -1,
+    member_id: str = "",
+    group_instance_id: str | None = None,
+    version: int = 8,
+) -> dict[tuple[str, int], int]:
+    """One OffsetCommit (v8 by default) of ``{(topic, partition): offset or (offset,
+    metadata)}``; ``{(topic, partition): error code}`` as answered (every partition asked
+    must be answered exactly once)."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, partition), value in offsets.items():
+        offset, metadata = value if isinstance(value, tuple) else (value, "")
+        by_topic.setdefault(topic, []).append(
+            {
+                "partition_index": partition,
+                "committed_offset": offset,
+                "committed_metadata": metadata,
+            }
+        )
+    response = group_call(
+        client,
+        8,
+        version,
+        {
+            "group_id": group_id,
+            "generation_id_or_member_epoch": generation_id,
+            "member_id": member_id,
+            "group_instance_id": group_instance_id,
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        },
+    )
+    answered: dict[tuple[str, int], int] = {}
+    for topic in response.topics:
+        for partition in topic.partitions:
+            key = (topic.name, int(partition.partition_index))
+            assert key not in answered, f"{key} answered twice: {response}"
+            answered[key] = int(partition.error_code)
+    assert set(answered) == set(offsets), f"asked {sorted(offsets)}, answered {response}"
+    return answered
+
+
+def offset_fetch(
+    client: WireClient,
+    group_id: str,
+    partitions: Iterable[tuple[str, int]] | None = None,
+    *,
+    version: int = 8,
+) -> dict[tuple[str, int], tuple[int, str | None, int]]:
+    """One OffsetFetch of one group (v8+: the groups array); ``{(topic, partition):
+    (committed offset, metadata, error code)}``. ``partitions`` None asks for every committed
+    offset. Fails on a group- or response-level error."""
+    topics: list[dict[str, Any]] | None = None
+    if partitions is not None:
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in partitions:
+            by_topic.setdefault(topic, []).append(partition)
+        topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+    if version >= 8:
+        response = group_call(
+            client, 9, version, {"groups": [{"group_id": group_id, "topics": topics}]}
+        )
+        [group] = response.groups
+        assert group.group_id == group_id and int(group.error_code) == 0, response
+        answer_topics = group.topics
+    else:
+        response = group_call(client, 9, version, {"group_id": group_id, "topics": topics})
+        assert int(getattr(response, "error_code", 0)) == 0, response
+        answer_topics = response.topics
+    return {
+        (t.name, int(p.partition_index)): (int(p.committed_offset), p.metadata, int(p.error_code))
+        for t in answer_topics
+        for p in t.partitions
+    }
