@@ -508,6 +508,16 @@ class KafkaPythonMember(GroupMember):
             **self.config,
         }
         self._consumer = kafka.KafkaConsumer(**settings)
+        # Know the topics' partitions before the first JoinGroup. Otherwise a leader may
+        # assign nothing ("No partition metadata for topic"), and its rejoin once the
+        # metadata arrives can hang in kafka-python 3.0.12: if that join+sync outlasts one
+        # poll() timeout, the join task completes in the background after the leader's
+        # assignment snapshot already matches the metadata, so need_rejoin() turns False,
+        # the finished task is never consumed, _on_join_complete never runs (no partitions,
+        # no listener call) and heartbeats stay disabled until the coordinator expires the
+        # member (its LeaveGroup at close then gets UNKNOWN_MEMBER_ID). Seen in this suite.
+        for topic in self.topics:
+            self._consumer.partitions_for_topic(topic)
         self._consumer.subscribe(self.topics, listener=_KafkaPythonRecorder(self))
 
     def _poll(self) -> None:
