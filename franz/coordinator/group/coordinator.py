@@ -167,6 +167,8 @@ class GroupCoordinator:
             group.current_state_timestamp_ms = now
         group.snapshot = after
         self._arm(group)
+        if after is not before:
+            _log_changes(before, after, event)
         return before, outputs
 
     def _deliver(
@@ -612,6 +614,45 @@ class GroupCoordinator:
     async def _append(self, group_id: str, records: list[Record]) -> None:
         batch = encode_records(records, self._clock.wall_ms(), self.config.compression)
         await self._log.append(self.partition_for(group_id), batch)
+
+
+def _log_changes(before: GroupSnapshot, after: GroupSnapshot, event: states.Event) -> None:
+    """One INFO line per membership change and state change, as Kafka's coordinator logs
+    them (members leaving or expiring, rebalances starting, generations stabilising)."""
+    gone = [m for m in before.members if m not in after.members]
+    if gone:
+        why = {
+            states.LeaveGroupRequested: "left the group",
+            states.Tick: "session or rebalance timeout expired",
+            states.JoinRequested: "was replaced (static membership)",
+        }.get(type(event), "was removed")
+        log.info("group %s: member(s) %s %s", after.group_id, ", ".join(gone), why)
+    if after.state is before.state:
+        return
+    if after.state is GroupState.PREPARING_REBALANCE:
+        log.info(
+            "group %s: preparing to rebalance (generation %d, %d member(s))",
+            after.group_id,
+            after.generation_id,
+            len(after.members),
+        )
+    elif after.state is GroupState.COMPLETING_REBALANCE:
+        log.info(
+            "group %s: generation %d with %d member(s), protocol %s, leader %s",
+            after.group_id,
+            after.generation_id,
+            len(after.members),
+            after.protocol_name,
+            after.leader_id,
+        )
+    elif after.state is GroupState.STABLE:
+        log.info("group %s: stable at generation %d", after.group_id, after.generation_id)
+    elif after.state is GroupState.EMPTY:
+        log.info("group %s: empty at generation %d", after.group_id, after.generation_id)
+    elif isinstance(event, states.Unload):
+        log.debug("group %s: unloaded", after.group_id)
+    elif after.state is GroupState.DEAD:
+        log.info("group %s: removed", after.group_id)
 
 
 def _commit_error(code: ErrorCode) -> ErrorCode:
