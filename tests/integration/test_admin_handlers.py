@@ -29,10 +29,17 @@ from confluent_kafka.admin import (
 )
 from confluent_kafka.admin import ResourceType as CKResourceType
 
-from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
-from franz.protocol.messages import build, request_type
+from franz.protocol.api_keys import ApiKey
 from tests.support.broker import BrokerProcess
-from tests.support.wire import WireClient, api_versions, batch, list_offsets, produce
+from tests.support.wire import (
+    WireClient,
+    accepted_versions,
+    api_versions,
+    batch,
+    list_offsets,
+    produce,
+    request_at,
+)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -64,13 +71,8 @@ ZERO_UUID = uuid.UUID(int=0)
 LATEST, EARLIEST = -1, -2
 
 
-def versions(api: ApiKey) -> list[int]:
-    support = SUPPORTED_APIS[api]
-    return list(range(support.min_accepted, support.max_version + 1))
-
-
-def call(client: WireClient, api: ApiKey, version: int, data: dict[str, Any]) -> Any:
-    return client.request(build(request_type(api, version), data))
+versions = accepted_versions
+call = request_at
 
 
 @pytest.fixture(scope="module")

@@ -55,7 +55,6 @@ from tests.support.wire import (
     WireClient,
     consumer_assignment,
     consumer_subscription,
-    group_call,
     heartbeat,
     join_group,
     join_group_member,
@@ -63,6 +62,7 @@ from tests.support.wire import (
     offset_commit,
     offset_fetch,
     recv_join_group,
+    request_at,
     send_join_group,
     sync_group,
 )
@@ -165,7 +165,7 @@ def joined_member(client: WireClient, group: str, **kwargs: Any) -> tuple[str, i
 
 
 def describe(client: WireClient, group: str) -> Any:
-    response = group_call(
+    response = request_at(
         client, 15, 5, {"groups": [group], "include_authorized_operations": False}
     )
     [described] = response.groups

@@ -23,10 +23,9 @@ from franz.coordinator.group.consumer_protocol import (
     encode_subscription,
 )
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
-from franz.protocol.messages import build, request_type
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
-from tests.support.wire import WireClient, batch, produce
+from tests.support.wire import WireClient, accepted_versions, batch, produce, request_at
 
 NONE = 0
 INVALID_TOPIC_EXCEPTION = 17
@@ -42,13 +41,8 @@ SUBSCRIPTION = encode_subscription(Subscription(topics=(TOPIC,)))
 ASSIGNMENT = encode_assignment(Assignment(assigned_partitions=((TOPIC, (0, 1)),)))
 
 
-def versions(api: ApiKey) -> list[int]:
-    support = SUPPORTED_APIS[api]
-    return list(range(support.min_accepted, support.max_version + 1))
-
-
-def call(client: WireClient, api: ApiKey, version: int, data: dict[str, Any]) -> Any:
-    return client.request(build(request_type(api, version), data))
+versions = accepted_versions
+call = request_at
 
 
 @pytest.fixture(scope="module")

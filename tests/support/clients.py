@@ -688,12 +688,12 @@ def _consume_kafka_python(
             remaining_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
             polled = consumer.poll(timeout_ms=min(500, remaining_ms), max_records=10_000)
             for records in polled.values():
-                received.extend(_consumed(records))
+                received.extend(as_consumed(records))
     finally:
         consumer.close(autocommit=False)
 
 
-def _consumed(records: Any) -> list[Consumed]:
+def as_consumed(records: Any) -> list[Consumed]:
     """kafka-python's and aiokafka's ConsumerRecords (the same fields) as ``Consumed``."""
     return [
         Consumed(
@@ -734,7 +734,7 @@ async def _consume_aiokafka(
             remaining_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
             polled = await consumer.getmany(timeout_ms=min(500, remaining_ms), max_records=10_000)
             for records in polled.values():
-                received.extend(_consumed(records))
+                received.extend(as_consumed(records))
     finally:
         await consumer.stop()
 

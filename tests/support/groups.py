@@ -69,7 +69,7 @@ from aiokafka import ConsumerRebalanceListener as AiokafkaListener
 from aiokafka.structs import OffsetAndMetadata as AiokafkaOffsetAndMetadata
 from aiokafka.structs import TopicPartition as AiokafkaTopicPartition
 
-from tests.support.clients import Consumed
+from tests.support.clients import Consumed, as_consumed
 from tests.support.wire import WireClient, offset_fetch
 
 __all__ = [
@@ -468,7 +468,10 @@ class ConfluentMember(GroupMember):
 # -- kafka-python ------------------------------------------------------------------------------
 
 
-class _KafkaPythonRecorder(KafkaPythonListener):  # type: ignore[misc]
+class _Recorder:
+    """A rebalance listener (kafka-python's and aiokafka's have the same two callbacks)
+    that records every callback on its member."""
+
     def __init__(self, member: GroupMember) -> None:
         self.member = member
 
@@ -477,6 +480,10 @@ class _KafkaPythonRecorder(KafkaPythonListener):  # type: ignore[misc]
 
     def on_partitions_assigned(self, assigned: Any) -> None:
         self.member._record("assign", assigned)
+
+
+class _KafkaPythonRecorder(_Recorder, KafkaPythonListener):  # type: ignore[misc]
+    pass
 
 
 class KafkaPythonMember(GroupMember):
@@ -523,7 +530,7 @@ class KafkaPythonMember(GroupMember):
     def _poll(self) -> None:
         polled = self._consumer.poll(timeout_ms=100)
         for records in polled.values():
-            self.records.extend(_consumed(records))
+            self.records.extend(as_consumed(records))
         self._assignment = frozenset((tp.topic, tp.partition) for tp in self._consumer.assignment())
 
     def _close_client(self) -> None:
@@ -563,33 +570,11 @@ class KafkaPythonMember(GroupMember):
         return self.call(run)
 
 
-def _consumed(records: Iterable[Any]) -> list[Consumed]:
-    return [
-        Consumed(
-            r.partition,
-            r.offset,
-            r.key,
-            r.value,
-            tuple(r.headers or ()),
-            r.timestamp,
-            r.timestamp_type,
-        )
-        for r in records
-    ]
-
-
 # -- aiokafka ----------------------------------------------------------------------------------
 
 
-class _AiokafkaRecorder(AiokafkaListener):  # type: ignore[misc]
-    def __init__(self, member: GroupMember) -> None:
-        self.member = member
-
-    def on_partitions_revoked(self, revoked: Any) -> None:
-        self.member._record("revoke", revoked)
-
-    def on_partitions_assigned(self, assigned: Any) -> None:
-        self.member._record("assign", assigned)
+class _AiokafkaRecorder(_Recorder, AiokafkaListener):  # type: ignore[misc]
+    pass
 
 
 class AiokafkaMember(GroupMember):
@@ -638,7 +623,7 @@ class AiokafkaMember(GroupMember):
                 await self._arun_commands()
                 polled = await self._consumer.getmany(timeout_ms=100)
                 for records in polled.values():
-                    self.records.extend(_consumed(records))
+                    self.records.extend(as_consumed(records))
                 self._assignment = frozenset(
                     (tp.topic, tp.partition) for tp in self._consumer.assignment()
                 )

@@ -541,11 +541,20 @@ def wait_for_leaders(client: WireClient, topic: str, partitions: int, timeout: f
 # test states only what it means. Error codes come back as plain ints.
 
 
-def group_call(client: WireClient, api_key: int, version: int, data: Mapping[str, Any]) -> Any:
-    """Send the ``api_key`` request at ``version`` built from ``data``; the decoded response."""
+def request_at(client: WireClient, api_key: int, version: int, data: Mapping[str, Any]) -> Any:
+    """Send the ``api_key`` request at ``version`` built from ``data`` (Kafka's field names;
+    ``franz.protocol.messages.build`` fills what the version lacks); the decoded response."""
     from franz.protocol.messages import build, request_type
 
     return client.request(build(request_type(api_key, version), data))
+
+
+def accepted_versions(api_key: int) -> list[int]:
+    """Every version of ``api_key`` the broker accepts (``SUPPORTED_APIS``)."""
+    from franz.protocol.api_keys import SUPPORTED_APIS
+
+    support = SUPPORTED_APIS[api_key]  # type: ignore[index]
+    return list(range(support.min_accepted, support.max_version + 1))
 
 
 def consumer_subscription(topics: Iterable[str]) -> bytes:
@@ -694,7 +703,7 @@ def heartbeat(
     version: int = 3,
 ) -> int:
     """One Heartbeat (v3 by default); its error code."""
-    response = group_call(
+    response = request_at(
         client,
         12,
         version,
@@ -713,7 +722,7 @@ def leave_group(client: WireClient, group_id: str, member_id: str, *, version: i
     data: dict[str, Any] = {"group_id": group_id, "member_id": member_id}
     if version >= 3:
         data = {"group_id": group_id, "members": [{"member_id": member_id}]}
-    return group_call(client, 13, version, data)
+    return request_at(client, 13, version, data)
 
 
 def offset_commit(
@@ -739,7 +748,7 @@ def offset_commit(
                 "committed_metadata": metadata,
             }
         )
-    response = group_call(
+    response = request_at(
         client,
         8,
         version,
@@ -778,14 +787,14 @@ def offset_fetch(
             by_topic.setdefault(topic, []).append(partition)
         topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
     if version >= 8:
-        response = group_call(
+        response = request_at(
             client, 9, version, {"groups": [{"group_id": group_id, "topics": topics}]}
         )
         [group] = response.groups
         assert group.group_id == group_id and int(group.error_code) == 0, response
         answer_topics = group.topics
     else:
-        response = group_call(client, 9, version, {"group_id": group_id, "topics": topics})
+        response = request_at(client, 9, version, {"group_id": group_id, "topics": topics})
         assert int(getattr(response, "error_code", 0)) == 0, response
         answer_topics = response.topics
     return {

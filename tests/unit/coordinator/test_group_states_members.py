@@ -22,7 +22,6 @@ from franz.coordinator.group.states import (
     JoinResponse,
     LeaveGroupRequested,
     LeaveResponse,
-    Output,
     PersistGroup,
     SyncRequested,
     SyncResponse,
@@ -30,12 +29,12 @@ from franz.coordinator.group.states import (
     Unload,
     accept_offset_commit,
     next_deadline_ms,
-    step,
     subscribed_topics,
     validate_offset_commit,
     validate_offset_delete,
 )
 from franz.errors import ErrorCode
+from tests.unit.coordinator.steps import at
 
 S = GroupState
 E = ErrorCode
@@ -63,14 +62,6 @@ def join(
         require_known_member_id=False,
         supports_skip_assignment=skip,
     )
-
-
-def at(group: GroupSnapshot, now: int, *events: object) -> tuple[GroupSnapshot, list[Output]]:
-    out: list[Output] = []
-    for event in events:
-        group, o = step(group, event, now)  # type: ignore[arg-type]
-        out.extend(o)
-    return group, out
 
 
 def stable_pair(config: GroupConfig | None = None) -> GroupSnapshot:

@@ -10,14 +10,13 @@ from franz.coordinator.group.states import (
     Heartbeat,
     JoinRequested,
     JoinResponse,
-    Output,
     SyncRequested,
     SyncResponse,
     Tick,
     next_deadline_ms,
-    step,
 )
 from franz.errors import ErrorCode
+from tests.unit.coordinator.steps import at
 
 S = GroupState
 DELAY = 3000
@@ -44,14 +43,6 @@ def join(
         new_member_id=new_id,
         require_known_member_id=require,
     )
-
-
-def at(group: GroupSnapshot, now: int, *events: object) -> tuple[GroupSnapshot, list[Output]]:
-    out: list[Output] = []
-    for event in events:
-        group, o = step(group, event, now)  # type: ignore[arg-type]
-        out.extend(o)
-    return group, out
 
 
 def stable(now: int = 0) -> GroupSnapshot:
