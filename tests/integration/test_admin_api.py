@@ -243,11 +243,12 @@ def legacy_alter(admin: AdminClient, topic: str, configs: dict[str, str], **kw: 
 
 
 def produce_values(broker: BrokerProcess, topic: str, partition: int, values: list[bytes]) -> int:
-    """Produce one batch per value over the wire; returns the first offset."""
+    """Produce one batch per value over the wire (key = value: compacted topics refuse
+    keyless records); returns the first offset."""
     with WireClient.connect(broker.bootstrap) as client:
         first = None
         for value in values:
-            response = produce(client, topic, partition, batch((None, value)))
+            response = produce(client, topic, partition, batch((value, value)))
             assert response.error_code == ErrorCode.NONE, response
             first = response.base_offset if first is None else first
     assert first is not None

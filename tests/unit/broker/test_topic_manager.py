@@ -213,9 +213,10 @@ def restart(node: Node, factory: NodeFactory, **overrides: str) -> Node:
 
 
 def one_batch(*values: bytes) -> bytearray:
+    """Keyed records (compacted topics refuse keyless ones), key = value."""
     builder = RecordBatchBuilder()
     for i, value in enumerate(values):
-        builder.append(1_700_000_000_000 + i, None, value)
+        builder.append(1_700_000_000_000 + i, value, value)
     return builder.build()
 
 
