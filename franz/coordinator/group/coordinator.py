@@ -137,8 +137,7 @@ class GroupCoordinator:
             stamp = value.current_state_timestamp if value is not None else -1
             group = Group(snapshot, stamp if stamp >= 0 else now)
             group.offsets.update(loaded.offsets.get(group_id, {}))
-            self._groups[group_id] = group
-            self._arm(group)
+            self._groups[group_id] = group  # timers start with arm_all, in the event loop
         return len(names)
 
     # --- the event path -------------------------------------------------------------------
@@ -486,9 +485,8 @@ class GroupCoordinator:
     # --- describe / list / delete ---------------------------------------------------------
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        if not group_id and group_id is not None:
-            # Kafka accepts the empty id for DescribeGroups and reports it Dead.
-            pass
+        """A group unknown here (the empty id included, which Kafka accepts for
+        DescribeGroups) is reported Dead with no error."""
         group = self._group(group_id)
         if group is None:
             return GroupDescription(ErrorCode.NONE, group_id)
