@@ -1,9 +1,12 @@
 """``franz <tool>``: the command-line entry point.
 
 Tools are named after Kafka's scripts without ``kafka-`` and ``.sh`` (``franz broker``,
-later ``franz topics``, ``franz console-consumer``, ...). Each lives in
-``franz.cli.tools.<name>`` and exposes ``add_arguments(parser)`` and ``run(args) -> int``;
-its module docstring is its help. Exceptions become exit codes here, in one place.
+``franz topics``, ``franz console-consumer``, ...). Each lives in ``franz.cli.tools.<module>``
+and exposes ``add_arguments(parser)`` and ``run(args) -> int``; its module docstring is its
+``--help``. Only the tool being run is imported, so a tool's dependencies (librdkafka for the
+client tools) are loaded only when it is used. Exceptions become exit codes here, in one
+place: ``FranzError`` -> 1 with a one-line ``franz <tool>: error: ...`` on stderr; bad flags
+-> 2 (argparse); Ctrl-C -> 130.
 """
 
 from __future__ import annotations
@@ -16,38 +19,52 @@ from collections.abc import Sequence
 from franz import __version__
 from franz.errors import FranzError
 
-__all__ = ["main"]
+__all__ = ["TOOLS", "main"]
 
-#: tool name -> module under franz.cli.tools
-TOOLS: dict[str, str] = {
-    "broker": "broker",
+#: tool name -> (module under franz.cli.tools, one-line summary for ``franz --help``)
+TOOLS: dict[str, tuple[str, str]] = {
+    "broker": ("broker", "run a broker (kafka-server-start.sh)"),
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="franz", description="Franz: Kafka's protocol and log.")
+def _top_parser() -> argparse.ArgumentParser:
+    width = max(len(name) for name in TOOLS)
+    listing = "\n".join(f"  {name.ljust(width)}  {summary}" for name, (_, summary) in TOOLS.items())
+    parser = argparse.ArgumentParser(
+        prog="franz",
+        usage="franz [--version] <tool> [options]",
+        description="Franz: Kafka's protocol and log. Tools:\n" + listing,
+        epilog="franz <tool> --help shows a tool's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"franz {__version__}")
-    sub = parser.add_subparsers(dest="tool", metavar="<tool>")
-    modules = {}
-    for name, module_name in TOOLS.items():
-        module = importlib.import_module(f"franz.cli.tools.{module_name}")
-        doc = (module.__doc__ or "").strip()
-        tool_parser = sub.add_parser(
-            name,
-            help=doc.splitlines()[0] if doc else None,
-            description=doc,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.add_arguments(tool_parser)
-        modules[name] = module
-    args = parser.parse_args(argv)
-    if args.tool is None:
-        parser.print_help()
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if not args_in or args_in[0].startswith("-"):
+        top = _top_parser()
+        top.parse_args(args_in)  # --version / --help exit here
+        top.print_help()
         return 2
+    name, rest = args_in[0], args_in[1:]
+    if name not in TOOLS:
+        _top_parser().error(f"unknown tool {name!r}; choose from {', '.join(TOOLS)}")
+    module = importlib.import_module(f"franz.cli.tools.{TOOLS[name][0]}")
+    doc = (module.__doc__ or "").strip()
+    parser = argparse.ArgumentParser(
+        prog=f"franz {name}",
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    module.add_arguments(parser)
+    args = parser.parse_args(rest)
+    args.tool = name
     try:
-        return int(modules[args.tool].run(args))
+        return int(module.run(args))
     except FranzError as exc:
-        print(f"franz {args.tool}: error: {exc}", file=sys.stderr)
+        print(f"franz {name}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
