@@ -24,6 +24,7 @@ __all__ = ["TOOLS", "main"]
 #: tool name -> (module under franz.cli.tools, one-line summary for ``franz --help``)
 TOOLS: dict[str, tuple[str, str]] = {
     "broker": ("broker", "run a broker (kafka-server-start.sh)"),
+    "dump-log-segments": ("dump_log", "dump segment and index files (kafka-dump-log.sh)"),
 }
 
 

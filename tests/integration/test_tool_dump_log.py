@@ -1,0 +1,273 @@
+"""``franz dump-log-segments`` on files written by a real broker (Kafka's kafka-dump-log.sh).
+
+Records are produced with confluent-kafka; the broker is stopped (SIGTERM: logs flushed,
+indexes trimmed) and the tool reads its files as a subprocess. Outputs are parsed field by
+field: every batch listed with ``isvalid: true`` and the produced offsets, counts, keys and
+values; a byte flipped in a copy of the log makes its batch ``isvalid: false``; a tampered
+index is reported as Kafka reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import confluent_kafka
+
+from franz.protocol.records import iter_batches
+from tests.support.broker import BrokerProcess
+from tests.support.clients import OutRecord, create_topic, produce_with
+
+SEGMENT = "00000000000000000000"
+_FIELD = re.compile(r"(\w+): (\S+)")
+
+
+def dump(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "franz", "dump-log-segments", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def batch_lines(stdout: str) -> list[dict[str, str]]:
+    return [
+        dict(_FIELD.findall(line)) for line in stdout.splitlines() if line.startswith("baseOffset:")
+    ]
+
+
+def record_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("| ")]
+
+
+def produce_batches(bootstrap: str, topic: str, batches: list[list[OutRecord]]) -> None:
+    """One produce (one batch, linger 0 and a flush per list) per inner list."""
+    for records in batches:
+        produce_with("confluent-kafka", bootstrap, topic, records, config={"linger.ms": 0})
+
+
+def partition_dir(broker: BrokerProcess, topic: str, partition: int = 0) -> Path:
+    return Path(broker.overrides["log.dirs"]) / f"{topic}-{partition}"
+
+
+def written(
+    broker_factory: type[BrokerProcess], tmp_path: Path, interval: int = 1
+) -> tuple[BrokerProcess, list[list[OutRecord]]]:
+    """A stopped broker whose topic ``t`` holds 4 batches (3, 2, 1, 4 records)."""
+    broker = broker_factory(tmp_path / "b", {"log.index.interval.bytes": str(interval)}).start()
+    create_topic(broker.bootstrap, "t")
+    batches = [
+        [OutRecord(f"k{b}-{i}".encode(), f"value-{b}-{i}".encode()) for i in range(n)]
+        for b, n in enumerate([3, 2, 1, 4])
+    ]
+    produce_batches(broker.bootstrap, "t", batches)
+    assert broker.stop() == 0
+    return broker, batches
+
+
+def test_log_lists_every_batch_valid_with_offsets_and_counts(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, _ = written(broker_factory, tmp_path)
+    log = partition_dir(broker, "t") / f"{SEGMENT}.log"
+    result = dump("--files", log)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Dumping {log}"
+    assert lines[1] == "Log starting offset: 0"
+    parsed = batch_lines(result.stdout)
+    assert [(b["baseOffset"], b["lastOffset"], b["count"]) for b in parsed] == [
+        ("0", "2", "3"),
+        ("3", "4", "2"),
+        ("5", "5", "1"),
+        ("6", "9", "4"),
+    ]
+    stored = list(iter_batches(log.read_bytes()))
+    position = 0
+    for fields, batch in zip(parsed, stored, strict=True):
+        assert fields["isvalid"] == "true"
+        assert fields["magic"] == "2"
+        assert fields["compresscodec"] == "none"
+        assert fields["position"] == str(position)
+        assert fields["size"] == str(batch.size_in_bytes)
+        assert fields["crc"] == str(batch.crc)
+        assert fields["CreateTime"] == str(batch.max_timestamp)
+        assert fields["isTransactional"] == "false" and fields["isControl"] == "false"
+        assert fields["deleteHorizonMs"] == "OptionalLong.empty"
+        position += batch.size_in_bytes
+    # Field order is Kafka's printBatchLevel order.
+    assert list(parsed[0]) == [
+        "baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", "producerId",
+        "producerEpoch", "partitionLeaderEpoch", "isTransactional", "isControl",
+        "deleteHorizonMs", "position", "CreateTime", "size", "magic", "compresscodec", "crc",
+        "isvalid",
+    ]  # fmt: skip
+    assert record_lines(result.stdout) == []  # shallow by default
+    assert "invalid bytes" not in result.stdout
+
+
+def test_deep_iteration_prints_the_produced_keys_and_values(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, batches = written(broker_factory, tmp_path)
+    log = partition_dir(broker, "t") / f"{SEGMENT}.log"
+    result = dump("--deep-iteration", "--print-data-log", "--files", log)
+    assert result.returncode == 0, result.stderr
+    records = record_lines(result.stdout)
+    produced = [r for batch in batches for r in batch]
+    assert len(records) == len(produced) == 10
+    pattern = re.compile(
+        r"\| offset: (\d+) CreateTime: (\d+) keySize: (\d+) valueSize: (\d+) "
+        r"sequence: (-?\d+) headerKeys: \[\] key: (\S+) payload: (\S+)$"
+    )
+    for offset, (line, record) in enumerate(zip(records, produced, strict=True)):
+        match = pattern.match(line)
+        assert match, line
+        assert int(match.group(1)) == offset
+        assert int(match.group(3)) == len(record.key or b"")
+        assert int(match.group(4)) == len(record.value or b"")
+        assert match.group(6).encode() == record.key
+        assert match.group(7).encode() == record.value
+    # Deep iteration without --print-data-log: record metadata only.
+    shallow = dump("--deep-iteration", "--files", log)
+    assert len(record_lines(shallow.stdout)) == 10
+    assert all(" key: " not in line for line in record_lines(shallow.stdout))
+
+
+def test_index_and_timeindex_dumps_agree_with_the_log(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, _ = written(broker_factory, tmp_path)
+    directory = partition_dir(broker, "t")
+    log = (directory / f"{SEGMENT}.log").read_bytes()
+    last_offset_at = {b.position: b.last_offset for b in iter_batches(log)}
+    result = dump("--files", f"{directory / SEGMENT}.index,{directory / SEGMENT}.timeindex")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no mismatch
+    entries = [
+        (int(m.group(1)), int(m.group(2)))
+        for m in re.finditer(r"^offset: (\d+) position: (\d+)$", result.stdout, re.M)
+    ]
+    # index.interval.bytes=1: an entry for every batch after the first (Kafka indexes a batch
+    # when more than the interval was appended before it), at the batch's last offset.
+    expected = [(last, position) for position, last in sorted(last_offset_at.items())]
+    assert entries == expected[1:]
+    times = [
+        (int(m.group(1)), int(m.group(2)))
+        for m in re.finditer(r"^timestamp: (\d+) offset: (\d+)$", result.stdout, re.M)
+    ]
+    assert times, result.stdout
+    batches = {b.last_offset: b.max_timestamp for b in iter_batches(log)}
+    for timestamp, offset in times:
+        assert batches[offset] == timestamp
+    verify = dump("--verify-index-only", "--files", f"{directory / SEGMENT}.index")
+    assert verify.returncode == 0 and verify.stderr == ""
+    assert "offset:" not in verify.stdout
+    sanity = dump("--index-sanity-check", "--files", f"{directory / SEGMENT}.index")
+    assert f"{directory / SEGMENT}.index passed sanity check." in sanity.stdout
+
+
+def test_a_flipped_byte_makes_its_batch_invalid(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, _ = written(broker_factory, tmp_path)
+    original = partition_dir(broker, "t") / f"{SEGMENT}.log"
+    copy = tmp_path / "copy" / f"{SEGMENT}.log"
+    copy.parent.mkdir()
+    shutil.copy(original, copy)
+    data = bytearray(copy.read_bytes())
+    where = data.index(b"value-1-1")  # inside the second batch's records
+    data[where] ^= 0x01
+    copy.write_bytes(bytes(data))
+    result = dump("--deep-iteration", "--print-data-log", "--files", copy)
+    assert result.returncode == 0, result.stderr
+    validity = [b["isvalid"] for b in batch_lines(result.stdout)]
+    assert validity == ["true", "false", "true", "true"]
+    assert "payload: walue-1-1" in result.stdout  # 'v' ^ 1 == 'w': the record still decodes
+
+
+def test_a_truncated_tail_is_reported_as_invalid_bytes(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, _ = written(broker_factory, tmp_path)
+    original = (partition_dir(broker, "t") / f"{SEGMENT}.log").read_bytes()
+    copy = tmp_path / f"{SEGMENT}.log"
+    copy.write_bytes(original[:-10])
+    last = list(iter_batches(original))[-1]
+    result = dump("--files", copy)
+    assert result.returncode == 0
+    assert len(batch_lines(result.stdout)) == 3
+    assert f"Found {last.size_in_bytes - 10} invalid bytes at the end of {copy.name}" in (
+        result.stdout
+    )
+
+
+def test_verify_index_only_reports_a_tampered_index(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, _ = written(broker_factory, tmp_path)
+    directory = partition_dir(broker, "t")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in (".log", ".index"):
+        shutil.copy(directory / f"{SEGMENT}{suffix}", copy / f"{SEGMENT}{suffix}")
+    index = bytearray((copy / f"{SEGMENT}.index").read_bytes())
+    assert len(index) >= 16
+    # Entry 0 (offset 4, the position of the second batch, offsets 3-4) now claims offset 3.
+    assert index[0:4] == (4).to_bytes(4, "big")
+    index[0:4] = (3).to_bytes(4, "big")
+    (copy / f"{SEGMENT}.index").write_bytes(bytes(index))
+    result = dump("--verify-index-only", "--files", copy / f"{SEGMENT}.index")
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [f"Dumping {copy / SEGMENT}.index"]
+    assert result.stderr.splitlines() == [
+        f"Mismatches in :{(copy / SEGMENT).absolute()}.index",
+        "  Index offset: 3, log offset: 4",
+    ]
+
+
+def test_offsets_decoder_decodes_a_committed_offset(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker = broker_factory(tmp_path / "b", {"offsets.topic.num.partitions": "1"}).start()
+    create_topic(broker.bootstrap, "t")
+    produce_batches(broker.bootstrap, "t", [[OutRecord(b"k", b"v")] * 6])
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "g1", "enable.auto.commit": False}
+    )
+    try:
+        consumer.commit(offsets=[confluent_kafka.TopicPartition("t", 0, 5)], asynchronous=False)
+    finally:
+        consumer.close()
+    assert broker.stop() == 0
+    log = partition_dir(broker, "__consumer_offsets") / f"{SEGMENT}.log"
+    result = dump("--offsets-decoder", "--files", log)
+    assert result.returncode == 0, result.stderr
+    assert all(b["isvalid"] == "true" for b in batch_lines(result.stdout))
+    commits = []
+    for line in record_lines(result.stdout):
+        match = re.search(r" key: (\{.*\}) payload: (\{.*\}|<DELETE>)$", line)
+        assert match, line
+        key = json.loads(match.group(1))
+        if key["type"] in ("0", "1"):
+            commits.append((key, json.loads(match.group(2))))
+    assert len(commits) == 1, result.stdout
+    key, value = commits[0]
+    assert key == {"type": "1", "data": {"group": "g1", "topic": "t", "partition": 0}}
+    assert value["data"]["offset"] == 5
+    assert value["data"]["metadata"] == ""
+    assert value["data"]["commitTimestamp"] > 0
+    assert next(iter(value["data"])) == "offset"
+
+
+def test_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
+    result = dump("--files", tmp_path / f"{SEGMENT}.log")
+    assert result.returncode == 1
+    assert result.stderr.startswith("franz dump-log-segments: error: cannot read")
+    assert len(result.stderr.splitlines()) == 1
+    assert dump().returncode == 2  # --files is required
