@@ -1,0 +1,163 @@
+"""DescribeConfigs (API 32) with every synonym, for ``franz configs --describe``.
+
+Why not confluent-kafka: librdkafka hands synonyms to Python as a dict keyed by config name,
+so a broker config whose synonyms share its name (``STATIC_BROKER_CONFIG:log.retention.hours``
+then ``DEFAULT_CONFIG:log.retention.hours``) loses all but the last one, and Kafka's
+``kafka-configs.sh`` prints them all, in the broker's order. So this module sends
+DescribeConfigs v4 (flexible; Kafka 2.6+) itself over a plain socket, once per resource, to
+the broker the resource belongs to (a broker id's own address; topics and the cluster-wide
+defaults: any broker).
+
+Wire format (Kafka protocol guide)::
+
+    frame            size int32 (bytes after this field), payload
+    request header   v2: api_key int16, api_version int16, correlation_id int32,
+                     client_id string (int16 length), tagged fields (uvarint 0)
+    response header  v1: correlation_id int32, tagged fields
+
+Only PLAINTEXT listeners are spoken here: with any other ``security.protocol`` in the client
+config, ``describe_configs`` falls back to confluent-kafka's ``describe_configs`` (same
+entries; synonyms that share a name collapse to the last one).
+
+Config sources are Kafka's ``DescribeConfigsResponse.ConfigSource`` ids, printed with the
+names of the Java client's ``ConfigEntry.ConfigSource`` enum (``CONFIG_SOURCE_NAMES``).
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kio.serial import entity_reader, entity_writer
+
+from franz.admin.options import ToolError
+from franz.protocol.headers import skip_tagged_fields
+from franz.protocol.messages import build, request_type, response_type
+
+__all__ = [
+    "CONFIG_SOURCE_NAMES",
+    "RESOURCE_BROKER",
+    "RESOURCE_TOPIC",
+    "ConfigInfo",
+    "Synonym",
+    "describe_configs",
+]
+
+DESCRIBE_CONFIGS: Final = 32
+_VERSION: Final = 4
+RESOURCE_TOPIC: Final = 2
+RESOURCE_BROKER: Final = 4
+
+#: wire id -> Java ``ConfigEntry.ConfigSource`` name (what kafka-configs.sh prints)
+CONFIG_SOURCE_NAMES: Final[Mapping[int, str]] = {
+    0: "UNKNOWN",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+    7: "DYNAMIC_CLIENT_METRICS_CONFIG",
+    8: "DYNAMIC_GROUP_CONFIG",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Synonym:
+    name: str
+    value: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigInfo:
+    """One config entry as a tool prints it. ``value`` is None for sensitive entries."""
+
+    name: str
+    value: str | None
+    source: str
+    is_sensitive: bool
+    read_only: bool
+    synonyms: tuple[Synonym, ...]
+
+    @property
+    def is_default(self) -> bool:
+        """Kafka's ``ConfigEntry.isDefault()``: the value is the built-in default."""
+        return self.source == "DEFAULT_CONFIG"
+
+
+def describe_configs(
+    address: str,
+    resource_type: int,
+    name: str,
+    *,
+    timeout_s: float,
+    client_id: str = "franz-configs",
+    include_synonyms: bool = True,
+) -> list[ConfigInfo]:
+    """The configs of one resource, in the broker's order, from the broker at ``address``
+    (``host:port``). A resource error becomes a ``ToolError`` with the broker's message."""
+    host, _, port = address.rpartition(":")
+    request = build(
+        request_type(DESCRIBE_CONFIGS, _VERSION),
+        {
+            "resources": [
+                {"resource_type": resource_type, "resource_name": name, "configuration_keys": None}
+            ],
+            "include_synonyms": include_synonyms,
+            "include_documentation": False,
+        },
+    )
+    body = io.BytesIO()
+    entity_writer(type(request))(body, request)
+    cid = client_id.encode()
+    header = struct.pack(">hhih", DESCRIBE_CONFIGS, _VERSION, 1, len(cid)) + cid + b"\x00"
+    payload = header + body.getvalue()
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as sock:
+            sock.sendall(struct.pack(">i", len(payload)) + payload)
+            (size,) = struct.unpack(">i", _read_exactly(sock, 4))
+            data = _read_exactly(sock, size)
+    except OSError as exc:
+        raise ToolError(
+            f"could not describe configs at {address}: {exc}; check that the broker is running"
+        ) from exc
+    offset = skip_tagged_fields(data, 4)
+    response, _ = entity_reader(response_type(DESCRIBE_CONFIGS, _VERSION))(
+        memoryview(data).toreadonly(), offset
+    )
+    (result,) = response.results
+    if int(result.error_code) != 0:
+        message = result.error_message or f"error code {int(result.error_code)}"
+        raise ToolError(message)
+    return [_entry(c) for c in result.configs]
+
+
+def _entry(config: Any) -> ConfigInfo:
+    return ConfigInfo(
+        name=config.name,
+        value=config.value,
+        source=CONFIG_SOURCE_NAMES.get(int(config.config_source), "UNKNOWN"),
+        is_sensitive=bool(config.is_sensitive),
+        read_only=bool(config.read_only),
+        synonyms=tuple(
+            Synonym(s.name, s.value, CONFIG_SOURCE_NAMES.get(int(s.source), "UNKNOWN"))
+            for s in config.synonyms
+        ),
+    )
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed by the broker")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)

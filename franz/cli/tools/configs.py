@@ -1,0 +1,216 @@
+"""Describe or alter topic and broker configs (Kafka's ``kafka-configs.sh``).
+
+    franz configs --bootstrap-server HOST:PORT --entity-type topics|brokers
+                  [--entity-name NAME | --entity-default] --describe [--all]
+    franz configs --bootstrap-server HOST:PORT --entity-type topics|brokers
+                  --entity-name NAME --alter
+                  [--add-config k1=v1,k2=[v1,v2] | --add-config-file FILE] [--delete-config k1,k2]
+
+--describe prints, per entity, ``Dynamic configs for topic T are:`` (``All configs ...``
+with --all; ``Default configs for brokers in the cluster are:`` for --entity-default) then
+one line per config, sorted by name::
+
+      retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000, ...}
+
+Without --entity-name it describes every topic, or every broker then the cluster default.
+Without --all only the configs set dynamically on that entity are listed. --alter sets and
+deletes configs with IncrementalAlterConfigs (SET, DELETE) and prints ``Completed updating
+config for topic T.``; deleting a config that is not set is an error ("Invalid config(s)"),
+as in Kafka. Square brackets group a value that holds commas (``k=[a,b]``).
+Not supported: --alter of the cluster-wide broker default (--entity-default), which
+librdkafka cannot address.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+
+from franz.admin.configs_wire import RESOURCE_BROKER, RESOURCE_TOPIC, ConfigInfo
+from franz.admin.options import ToolError, add_connection_options
+from franz.admin.topics import (
+    check_reachable,
+    config_line,
+    configs_header,
+    describe_resource_configs,
+    make_admin,
+    parse_add_config,
+    result,
+)
+from franz.config.properties import load_properties
+
+__all__ = ["add_arguments", "run"]
+
+_RESOURCE = {"topics": RESOURCE_TOPIC, "brokers": RESOURCE_BROKER}
+#: entity type -> the source of configs set on that entity (default entity for brokers: "")
+_DYNAMIC_SOURCE = {
+    ("topics", False): "DYNAMIC_TOPIC_CONFIG",
+    ("brokers", False): "DYNAMIC_BROKER_CONFIG",
+    ("brokers", True): "DYNAMIC_DEFAULT_BROKER_CONFIG",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_connection_options(parser)
+    actions = parser.add_mutually_exclusive_group(required=True)
+    actions.add_argument("--describe", action="store_true", help="List configs for the entity.")
+    actions.add_argument(
+        "--alter", action="store_true", help="Alter the configuration for the entity."
+    )
+    parser.add_argument(
+        "--entity-type", required=True, choices=sorted(_RESOURCE), help="type of entity"
+    )
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument("--entity-name", help="name of entity (topic name / broker id)")
+    names.add_argument(
+        "--entity-default",
+        action="store_true",
+        help="the cluster-wide default entity (brokers only)",
+    )
+    parser.add_argument(
+        "--all", action="store_true", help="describe: all configs, not only dynamic ones"
+    )
+    parser.add_argument(
+        "--add-config",
+        metavar="k1=v1,k2=[v1,v2]",
+        help="configs to set; square brackets group values that contain commas",
+    )
+    parser.add_argument(
+        "--add-config-file", metavar="FILE", help="a properties file of configs to set"
+    )
+    parser.add_argument(
+        "--delete-config",
+        action="append",
+        metavar="k1,k2",
+        help="config names to remove (repeatable, comma-separated)",
+    )
+    parser.set_defaults(_parser=parser)
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Kafka's ``ConfigCommandOptions.checkArgs`` for topics and brokers."""
+    if args.entity_default and args.entity_type != "brokers":
+        parser.error("--entity-default applies to --entity-type brokers only")
+    if args.entity_type == "brokers" and args.entity_name is not None:
+        try:
+            int(args.entity_name)
+        except ValueError:
+            parser.error(
+                "The entity name for brokers must be a valid integer broker id, but it is: "
+                + args.entity_name
+            )
+    if args.describe:
+        for option in ("add_config", "add_config_file", "delete_config"):
+            if getattr(args, option):
+                parser.error(f"option --{option.replace('_', '-')} requires --alter")
+        return
+    if args.all:
+        parser.error("option --all requires --describe")
+    if args.entity_default:
+        # librdkafka refuses a BROKER resource with an empty name in IncrementalAlterConfigs
+        parser.error("--entity-default is supported with --describe only")
+    if args.entity_name is None and not args.entity_default:
+        if args.entity_type == "topics":
+            parser.error("an entity name must be specified with --alter of topics")
+        parser.error("an entity-name or default entity must be specified with --alter of brokers")
+    if args.add_config and args.add_config_file:
+        parser.error("Only one of --add-config or --add-config-file must be specified")
+    if not (args.add_config or args.add_config_file or args.delete_config):
+        parser.error(
+            "At least one of --add-config, --add-config-file, or --delete-config must be "
+            "specified with --alter"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    check_args(args._parser, args)
+    admin = make_admin(args)
+    metadata = check_reachable(admin, args)
+    if args.describe:
+        _describe(admin, args, metadata)
+    else:
+        _alter(admin, args, metadata)
+    return 0
+
+
+def _entity_names(admin: AdminClient, args: argparse.Namespace, metadata: object) -> list[str]:
+    if args.entity_default:
+        return [""]
+    if args.entity_name is not None:
+        return [args.entity_name]
+    if args.entity_type == "topics":
+        return sorted(metadata.topics)  # type: ignore[attr-defined]
+    nodes = result(admin.describe_cluster(), args).nodes
+    return [str(node.id) for node in sorted(nodes, key=lambda n: n.id)] + [""]
+
+
+def _listed(
+    admin: AdminClient,
+    args: argparse.Namespace,
+    metadata: object,
+    name: str,
+    *,
+    describe_all: bool,
+    include_synonyms: bool,
+) -> list[ConfigInfo]:
+    """Kafka's ``getResourceConfig``: the entity's dynamic configs (all with --all), by name."""
+    entries = describe_resource_configs(
+        admin,
+        args,
+        metadata,
+        _RESOURCE[args.entity_type],
+        name,
+        include_synonyms=include_synonyms,
+    )
+    if not describe_all:
+        source = _DYNAMIC_SOURCE[(args.entity_type, name == "")]
+        entries = [e for e in entries if e.source == source]
+    return sorted(entries, key=lambda e: e.name)
+
+
+def _describe(admin: AdminClient, args: argparse.Namespace, metadata: object) -> None:
+    for name in _entity_names(admin, args, metadata):
+        entries = _listed(
+            admin, args, metadata, name, describe_all=args.all, include_synonyms=True
+        )
+        print(configs_header(args.entity_type, name, args.all))
+        for entry in entries:
+            print(config_line(entry))
+
+
+def _alter(admin: AdminClient, args: argparse.Namespace, metadata: object) -> None:
+    name = "" if args.entity_default else args.entity_name
+    to_set: dict[str, str] = {}
+    if args.add_config:
+        to_set = parse_add_config(args.add_config)
+    elif args.add_config_file:
+        path = Path(args.add_config_file)
+        if not path.is_file():
+            raise ToolError(f"--add-config-file {path}: no such file")
+        to_set = dict(load_properties(path))
+    to_delete = [
+        key.strip() for item in args.delete_config or [] for key in item.split(",") if key.strip()
+    ]
+    current = {
+        e.name
+        for e in _listed(admin, args, metadata, name, describe_all=False, include_synonyms=False)
+    }
+    missing = [key for key in to_delete if key not in current]
+    if missing:
+        raise ToolError(f"Invalid config(s): {','.join(missing)}")
+    ops = [
+        ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
+        for key, value in to_set.items()
+    ] + [
+        ConfigEntry(key, "", incremental_operation=AlterConfigOpType.DELETE) for key in to_delete
+    ]
+    resource = ConfigResource(_RESOURCE[args.entity_type], name, incremental_configs=ops)
+    for future in admin.incremental_alter_configs([resource]).values():
+        result(future, args)
+    if name:
+        print(f"Completed updating config for {args.entity_type[:-1]} {name}.")
+    else:
+        print(f"Completed updating default config for {args.entity_type} in the cluster.")
