@@ -24,6 +24,7 @@ __all__ = ["TOOLS", "main"]
 #: tool name -> (module under franz.cli.tools, one-line summary for ``franz --help``)
 TOOLS: dict[str, tuple[str, str]] = {
     "broker": ("broker", "run a broker (kafka-server-start.sh)"),
+    "consumer-groups": ("consumer_groups", "manage consumer groups (kafka-consumer-groups.sh)"),
     "topics": ("topics", "create, delete, describe, or change a topic (kafka-topics.sh)"),
     "configs": ("configs", "describe or alter topic and broker configs (kafka-configs.sh)"),
     "console-producer": ("console_producer", "produce lines of stdin (kafka-console-producer.sh)"),
