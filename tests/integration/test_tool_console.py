@@ -29,6 +29,7 @@ from tests.support.clients import (
     codec_problems,
     consume_with,
     create_topic,
+    end_offsets,
     produce_with,
     stored_batches,
 )
@@ -456,6 +457,8 @@ def test_unreachable_cluster(name: str) -> None:
         (["--partition", "0", "--offset", "1", "--include", "x"], "The topic is required"),
         (["--topic", "t", "--include", "x"], "exactly one of --topic or --include"),
         (["--topic", "t", "--property", "print.key"], "--property expects key=value"),
+        (["--topic", "t", "--group", "a", "--consumer-property", "group.id=b"],
+         "Detected group ids: 'a', 'b'"),
         (["--topic", "t", "--from-beginning", "--consumer-property", "auto.offset.reset=latest"],
          "Can't simultaneously specify --from-beginning and 'auto.offset.reset=latest'"),
     ],
@@ -522,3 +525,52 @@ def test_isolation_level_read_committed_reads_plain_records(
                      "2", "--isolation-level", "read_committed")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"m0\nm1\n"
+
+
+def test_producer_sigterm_flushes_what_was_read(broker: BrokerProcess, topic: str) -> None:
+    args = [sys.executable, "-m", "franz", "console-producer", "--bootstrap-server",
+            broker.bootstrap, "--topic", topic, "--timeout", "60000"]  # fmt: skip
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"one\ntwo\n")
+        proc.stdin.flush()
+        time.sleep(1.0)  # read, and held back by linger.ms=60000
+        assert end_offsets(broker.bootstrap, topic, [0]) == {0: (0, 0)}
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    got = consume_with("confluent-kafka", broker.bootstrap, topic, [0], 2)
+    assert [r.value for r in got] == [b"one", b"two"]
+
+
+def test_config_files(broker: BrokerProcess, topic: str, tmp_path: Path) -> None:
+    reader = tmp_path / "reader.properties"
+    reader.write_text("parse.key=true\nkey.separator=:\n")
+    produce(broker.bootstrap, topic, b"k:v\n", "--reader-config", str(reader))
+    formatter = tmp_path / "formatter.properties"
+    formatter.write_text("print.key=true\nkey.separator=|\n")
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    consumer = tmp_path / "consumer.properties"
+    consumer.write_text(f"group.id={group}\nauto.offset.reset=earliest\n")
+    result = consume(broker.bootstrap, "--topic", topic, "--max-messages", "1",
+                     "--formatter-config", str(formatter), "--consumer.config", str(consumer),
+                     "--property", "key.separator=>")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"k>v\n"  # --property wins over the file
+    assert committed(broker.bootstrap, group, topic) == 1  # the file's group.id was used
+
+
+def test_log_append_time_is_printed_as_such(broker: BrokerProcess) -> None:
+    name = f"console-{uuid.uuid4().hex[:8]}"
+    create_topic(broker.bootstrap, name, config={"message.timestamp.type": "LogAppendTime"})
+    produce(broker.bootstrap, name, b"x\n")
+    result = consume(broker.bootstrap, "--topic", name, "--from-beginning", "--max-messages",
+                     "1", "--property", "print.timestamp=true")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    kind, _, rest = result.stdout.decode().partition(":")
+    assert kind == "LogAppendTime" and rest.endswith("\tx\n"), result.stdout
