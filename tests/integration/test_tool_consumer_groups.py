@@ -427,3 +427,16 @@ def test_delete_offsets(cluster: BrokerProcess) -> None:
     gone = tool(cluster, "--delete-offsets", "--group", "no-such-group", "--topic", "doa:0")
     assert gone.returncode == 1
     assert gone.stderr.strip() == "Error: The group id does not exist."
+
+
+def test_reset_to_current_without_commit_takes_log_end(
+    cluster: BrokerProcess, reset_topic: str
+) -> None:
+    commit(cluster, "current-half", {(reset_topic, 0): 3})
+    done = ok(cluster, "--reset-offsets", "--group", "current-half", "--topic", reset_topic,
+              "--to-current", "--execute")
+    assert {int(r[2]): int(r[3]) for r in table(done.stdout, "GROUP ")} == {0: 3, 1: 10}
+    assert described_offsets(cluster, "current-half") == {
+        (reset_topic, 0): ("3", "10", "7"),
+        (reset_topic, 1): ("10", "10", "0"),
+    }
