@@ -29,6 +29,9 @@ TOOLS: dict[str, tuple[str, str]] = {
     "configs": ("configs", "describe or alter topic and broker configs (kafka-configs.sh)"),
     "console-producer": ("console_producer", "produce lines of stdin (kafka-console-producer.sh)"),
     "console-consumer": ("console_consumer", "print records (kafka-console-consumer.sh)"),
+    "producer-perf-test": ("producer_perf_test", "measure producing (kafka-producer-perf-test.sh)"),
+    "consumer-perf-test": ("consumer_perf_test", "measure consuming (kafka-consumer-perf-test.sh)"),
+    "end-to-end-latency": ("end_to_end_latency", "measure end-to-end latency (EndToEndLatency)"),
     "dump-log-segments": ("dump_log", "dump segment and index files (kafka-dump-log.sh)"),
 }
 
