@@ -1,0 +1,233 @@
+"""``franz get-offsets``, ``delete-records``, ``reassign-partitions`` and ``leader-election``
+as subprocesses against a real broker (Kafka's kafka-get-offsets.sh, kafka-delete-records.sh,
+kafka-reassign-partitions.sh, kafka-leader-election.sh).
+
+State is set up with confluent-kafka (topics, records with chosen timestamps) and checked
+with it afterwards (watermarks after delete-records).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.broker import BrokerProcess
+from tests.support.clients import OutRecord, create_topic, end_offsets, produce_with
+
+TIMEOUT = 60
+
+
+def tool(name: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "franz", name, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """One broker for the module: topic ``t`` (3 partitions) with 4, 3 and 0 records whose
+    timestamps are 1000 + i (record i goes to partition i % 2), topic ``u`` (1 partition)
+    with 2 records, and ``__consumer_offsets`` (created by a group lookup)."""
+    broker = BrokerProcess(tmp_path_factory.mktemp("offsets") / "b").start()
+    try:
+        create_topic(broker.bootstrap, "t", partitions=3)
+        create_topic(broker.bootstrap, "u")
+        records = [OutRecord(b"k", b"v", partition=i % 2, timestamp_ms=1000 + i) for i in range(7)]
+        produce_with("confluent-kafka", broker.bootstrap, "t", records)
+        produce_with("confluent-kafka", broker.bootstrap, "u", [OutRecord(b"k", b"v")] * 2)
+        yield broker
+    finally:
+        code = broker.stop()
+    assert code == 0, broker.output()
+
+
+def offsets(broker: BrokerProcess, *args: str) -> list[str]:
+    result = tool("get-offsets", "--bootstrap-server", broker.bootstrap, *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout.splitlines()
+
+
+# -- get-offsets --------------------------------------------------------------------------------
+
+
+def test_latest_is_the_default_and_lists_every_partition(loaded: BrokerProcess) -> None:
+    assert offsets(loaded, "--topic", "t") == ["t:0:4", "t:1:3", "t:2:0"]
+    assert offsets(loaded, "--topic", "t", "--time", "-1") == ["t:0:4", "t:1:3", "t:2:0"]
+    assert offsets(loaded, "--topic", "t", "--time", "latest") == ["t:0:4", "t:1:3", "t:2:0"]
+
+
+def test_earliest_and_max_timestamp(loaded: BrokerProcess) -> None:
+    assert offsets(loaded, "--topic", "t", "--time", "-2") == ["t:0:0", "t:1:0", "t:2:0"]
+    assert offsets(loaded, "--topic", "t", "--time", "earliest") == ["t:0:0", "t:1:0", "t:2:0"]
+    # -3: the offset of the record with the largest timestamp; none in an empty partition.
+    assert offsets(loaded, "--topic", "t", "--time", "-3") == ["t:0:3", "t:1:2"]
+
+
+def test_a_timestamp_finds_the_first_offset_at_or_after_it(loaded: BrokerProcess) -> None:
+    # Partition 0 holds timestamps 1000, 1002, 1004, 1006; partition 1 1001, 1003, 1005.
+    assert offsets(loaded, "--topic", "t", "--time", "1004") == ["t:0:2", "t:1:2"]
+    assert offsets(loaded, "--topic", "t", "--time", "0") == ["t:0:0", "t:1:0"]
+    assert offsets(loaded, "--topic", "t", "--time", "99999999999999") == []
+
+
+def test_partitions_and_topic_partitions_filters(loaded: BrokerProcess) -> None:
+    assert offsets(loaded, "--topic", "t", "--partitions", "0,2") == ["t:0:4", "t:2:0"]
+    assert offsets(loaded, "--topic-partitions", "t:1-") == ["t:1:3", "t:2:0"]
+    assert offsets(loaded, "--topic-partitions", "t:-1,u") == ["t:0:4", "u:0:2"]
+    assert offsets(loaded, "--topic-partitions", "t:1") == ["t:1:3"]
+    assert offsets(loaded, "--topic", "t|u", "--partitions", "0") == ["t:0:4", "u:0:2"]
+
+
+def test_all_topics_and_internal_topics(loaded: BrokerProcess) -> None:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": loaded.bootstrap, "group.id": "g"})
+    try:
+        consumer.committed([], timeout=10)  # creates __consumer_offsets via FindCoordinator
+        consumer.list_topics(timeout=10)
+    finally:
+        consumer.close()
+    every = offsets(loaded)
+    internal = [line for line in every if line.startswith("__consumer_offsets:")]
+    assert internal, every
+    assert [line for line in every if not line.startswith("__")] == [
+        "t:0:4",
+        "t:1:3",
+        "t:2:0",
+        "u:0:2",
+    ]
+    # Kafka sorts by the text "<topic>-<partition>": __consumer_offsets-10 before -2.
+    names = [line.rsplit(":", 1)[0].replace(":", "-") for line in every]
+    assert names == sorted(names)
+    assert offsets(loaded, "--exclude-internal-topics") == ["t:0:4", "t:1:3", "t:2:0", "u:0:2"]
+
+
+def test_get_offsets_errors(loaded: BrokerProcess) -> None:
+    nothing = tool("get-offsets", "--bootstrap-server", loaded.bootstrap, "--topic", "nope")
+    assert nothing.returncode == 1
+    assert nothing.stderr == (
+        "franz get-offsets: error: Could not match any topic-partitions with the specified "
+        "filters\n"
+    )
+    bad_time = tool("get-offsets", "--bootstrap-server", loaded.bootstrap, "--time", "soon")
+    assert bad_time.returncode == 1
+    assert "Malformed time argument soon." in bad_time.stderr
+    both = tool(
+        "get-offsets", "--bootstrap-server", loaded.bootstrap, "--topic", "t",
+        "--topic-partitions", "t:0",
+    )  # fmt: skip
+    assert both.returncode == 1
+    assert "--topic-partitions cannot be used with --topic or --partitions" in both.stderr
+    bad_ids = tool("get-offsets", "--bootstrap-server", loaded.bootstrap, "--partitions", "a")
+    assert bad_ids.returncode == 1
+    assert "--partitions expects a comma separated list of numeric partition ids" in (
+        bad_ids.stderr
+    )
+    assert tool("get-offsets", "--topic", "t").returncode == 2  # no --bootstrap-server
+
+
+def test_unreachable_broker_is_one_line(tmp_path: Path) -> None:
+    plan = write_json(tmp_path, {"partitions": [{"topic": "t", "partition": 0, "offset": 1}]})
+    for name, extra in (
+        ("get-offsets", ()),
+        ("delete-records", ("--offset-json-file", plan)),
+    ):
+        result = tool(name, "--bootstrap-server", "127.0.0.1:1", "--timeout", "1000", *extra)
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            f"franz {name}: error: no broker answered at 127.0.0.1:1 within 1000 ms: check "
+            "that the cluster is running and --bootstrap-server is right"
+        ]
+
+
+# -- delete-records -----------------------------------------------------------------------------
+
+
+def write_json(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "offsets.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_delete_records_moves_the_log_start_offset(broker: BrokerProcess, tmp_path: Path) -> None:
+    create_topic(broker.bootstrap, "d", partitions=2)
+    records = [OutRecord(b"k", str(i).encode(), partition=i % 2) for i in range(10)]
+    produce_with("confluent-kafka", broker.bootstrap, "d", records)
+    plan = {
+        "partitions": [
+            {"topic": "d", "partition": 0, "offset": 3},
+            {"topic": "d", "partition": 1, "offset": -1},
+        ],
+        "version": 1,
+    }
+    result = tool(
+        "delete-records", "--bootstrap-server", broker.bootstrap,
+        "--offset-json-file", write_json(tmp_path, plan),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Executing records delete operation",
+        "Records delete operation completed:",
+        "partition: d-0\tlow_watermark: 3",
+        "partition: d-1\tlow_watermark: 5",
+    ]
+    assert end_offsets(broker.bootstrap, "d", [0, 1]) == {0: (3, 5), 1: (5, 5)}
+    assert offsets(broker, "--topic", "d", "--time", "-2") == ["d:0:3", "d:1:5"]
+
+
+def test_delete_records_reports_a_partition_error_on_its_line(
+    broker: BrokerProcess, tmp_path: Path
+) -> None:
+    create_topic(broker.bootstrap, "e")
+    produce_with("confluent-kafka", broker.bootstrap, "e", [OutRecord(b"k", b"v")] * 2)
+    plan = {"partitions": [{"topic": "e", "partition": 0, "offset": 7}], "version": 1}
+    result = tool(
+        "delete-records", "--bootstrap-server", broker.bootstrap,
+        "--offset-json-file", write_json(tmp_path, plan),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[2] == (
+        "partition: e-0\terror: org.apache.kafka.common.errors.OffsetOutOfRangeException: "
+        "The requested offset is not within the range of offsets maintained by the server."
+    )
+    assert end_offsets(broker.bootstrap, "e", [0]) == {0: (0, 2)}
+
+
+def test_delete_records_refuses_bad_json(broker: BrokerProcess, tmp_path: Path) -> None:
+    cases = {
+        "not json": "The input string is not a valid JSON",
+        json.dumps({"version": 1}): "Missing partitions field",
+        json.dumps({"partitions": [], "version": 2}): "Not supported version field value 2",
+        json.dumps(
+            {
+                "partitions": [
+                    {"topic": "t", "partition": 0, "offset": 1},
+                    {"topic": "t", "partition": 0, "offset": 2},
+                ]
+            }
+        ): "Offset json file contains duplicate topic partitions: t-0",
+    }
+    path = tmp_path / "plan.json"
+    for text, message in cases.items():
+        path.write_text(text)
+        result = tool(
+            "delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", path
+        )
+        assert result.returncode == 1, text
+        assert result.stdout == ""
+        assert result.stderr == f"franz delete-records: error: {message}\n"
+    missing = tool(
+        "delete-records", "--bootstrap-server", broker.bootstrap,
+        "--offset-json-file", tmp_path / "absent.json",
+    )  # fmt: skip
+    assert missing.returncode == 1
+    assert "cannot read --offset-json-file" in missing.stderr
