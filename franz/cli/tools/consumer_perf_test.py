@@ -129,6 +129,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"SimpleDateFormat pattern of times (default {DEFAULT_DATE_FORMAT})",
     )
     parser.add_argument("--hide-header", action="store_true", help="do not print the header")
+    parser.set_defaults(parser=parser)  # run() reports bad values as argparse errors (exit 2)
 
 
 def consumer_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -167,13 +168,13 @@ def run(args: argparse.Namespace) -> int:
     from confluent_kafka import Consumer
 
     if args.messages < 0:
-        raise ToolError("--messages must not be negative")
+        args.parser.error("--messages must not be negative")
     if args.reporting_interval <= 0:
-        raise ToolError("Reporting interval must be greater than 0.")
+        args.parser.error("Reporting interval must be greater than 0.")
     try:
         date_format = java_date_formatter(args.date_format)
     except ValueError as exc:
-        raise ToolError(f"--date-format: {exc}") from None
+        args.parser.error(f"--date-format: {exc}")
     config = consumer_config(args)
     stats_json: list[str] = []
     if args.print_metrics:

@@ -72,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MS",
         help=f"how long to wait for the cluster's first answer (default {DEFAULT_TIMEOUT_MS})",
     )
+    parser.set_defaults(parser=parser)  # run() reports bad values as argparse errors (exit 2)
 
 
 class Settings:
@@ -102,23 +103,21 @@ _USAGE = (
 
 
 def settings(args: argparse.Namespace) -> Settings:
-    """Read either form; raises ``ToolError`` with the usage on a mixed or partial one."""
+    """Read either form; a mixed or partial one is an argparse error (exit 2)."""
     flags = [args.bootstrap_server, args.topic, args.num_records, args.producer_acks]
     flags += [args.record_size, args.command_config]
     if args.positional:
         if any(f is not None for f in flags) or len(args.positional) not in (5, 6):
-            raise ToolError(_USAGE)
+            args.parser.error(_USAGE)
         bootstrap, topic, count, acks, size = args.positional[:5]
         props = args.positional[5] if len(args.positional) == 6 else None
         try:
             num, nbytes = int(count), int(size)
         except ValueError:
-            raise ToolError(
-                f"num_messages and message_size_bytes must be numbers; {_USAGE}"
-            ) from None
+            args.parser.error(f"num_messages and message_size_bytes must be numbers; {_USAGE}")
         return Settings(bootstrap, topic, num, acks, nbytes, props or None)
     if any(f is None for f in flags[:5]):
-        raise ToolError(_USAGE)
+        args.parser.error(_USAGE)
     return Settings(
         args.bootstrap_server,
         args.topic,
@@ -145,9 +144,11 @@ def run(args: argparse.Namespace) -> int:
 
     s = settings(args)
     if s.acks not in ("1", "all"):
-        raise ToolError("Latency testing requires synchronous acknowledgement. Please use 1 or all")
+        args.parser.error(
+            "Latency testing requires synchronous acknowledgement. Please use 1 or all"
+        )
     if s.num_messages <= 0 or s.size < 0:
-        raise ToolError("num_messages must be positive and message_size_bytes not negative")
+        args.parser.error("num_messages must be positive and message_size_bytes not negative")
     logger = logging.getLogger("franz.perf.librdkafka")
     base = _base_config(s)
     base.setdefault("logger", logger)

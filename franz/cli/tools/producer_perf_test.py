@@ -142,6 +142,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MS",
         help=f"how long to wait for the cluster's first answer (default {DEFAULT_TIMEOUT_MS})",
     )
+    parser.set_defaults(parser=parser)  # run() reports bad values as argparse errors (exit 2)
 
 
 def _now_ms() -> int:
@@ -161,7 +162,7 @@ def producer_config(args: argparse.Namespace) -> dict[str, Any]:
     if args.bootstrap_server:
         config["bootstrap.servers"] = args.bootstrap_server
     if not config.get("bootstrap.servers"):
-        raise ToolError(
+        args.parser.error(
             "no bootstrap servers: give --bootstrap-server HOST:PORT or "
             "--producer-props bootstrap.servers=HOST:PORT"
         )
@@ -207,11 +208,11 @@ def run(args: argparse.Namespace) -> int:
     from confluent_kafka import Producer
 
     if args.num_records <= 0:
-        raise ToolError("--num-records should be greater than zero")
+        args.parser.error("--num-records should be greater than zero")
     if args.record_size is not None and args.record_size <= 0:
-        raise ToolError("--record-size should be greater than zero")
+        args.parser.error("--record-size should be greater than zero")
     if args.throughput == 0:
-        raise ToolError("--throughput 0 would never send; give a rate, or -1 for no limit")
+        args.parser.error("--throughput 0 would never send; give a rate, or -1 for no limit")
     config = producer_config(args)
     stats_json: list[str] = []
     if args.print_metrics:
