@@ -231,3 +231,146 @@ def test_delete_records_refuses_bad_json(broker: BrokerProcess, tmp_path: Path) 
     )  # fmt: skip
     assert missing.returncode == 1
     assert "cannot read --offset-json-file" in missing.stderr
+
+
+# -- reassign-partitions ------------------------------------------------------------------------
+
+
+def reassign(broker: BrokerProcess, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return tool("reassign-partitions", "--bootstrap-server", broker.bootstrap, *args)
+
+
+def assignment_json(parts: list[tuple[str, int]]) -> str:
+    body = ",".join(
+        f'{{"topic":"{t}","partition":{p},"replicas":[0],"log_dirs":["any"]}}' for t, p in parts
+    )
+    return f'{{"version":1,"partitions":[{body}]}}'
+
+
+def test_generate_proposes_the_current_assignment(loaded: BrokerProcess, tmp_path: Path) -> None:
+    topics = write_json(tmp_path, {"topics": [{"topic": "t"}, {"topic": "u"}], "version": 1})
+    result = reassign(
+        loaded, "--generate", "--topics-to-move-json-file", topics, "--broker-list", "0"
+    )
+    assert result.returncode == 0, result.stderr
+    same = assignment_json([("t", 0), ("t", 1), ("t", 2), ("u", 0)])
+    assert result.stdout.splitlines() == [
+        "Current partition replica assignment",
+        same,
+        "",
+        "Proposed partition reassignment configuration",
+        same,
+    ]
+
+
+def test_generate_errors(loaded: BrokerProcess, tmp_path: Path) -> None:
+    unknown = write_json(tmp_path, {"topics": [{"topic": "nope"}], "version": 1})
+    result = reassign(
+        loaded, "--generate", "--topics-to-move-json-file", unknown, "--broker-list", "0"
+    )
+    assert result.returncode == 1
+    assert result.stderr == "franz reassign-partitions: error: Topic nope not found.\n"
+    topics = write_json(tmp_path, {"topics": [{"topic": "t"}], "version": 1})
+    absent = reassign(
+        loaded, "--generate", "--topics-to-move-json-file", topics, "--broker-list", "7"
+    )
+    assert absent.returncode == 1
+    assert absent.stderr.endswith("Replication factor: 1 larger than available brokers: 0.\n")
+    dup = reassign(
+        loaded, "--generate", "--topics-to-move-json-file", topics, "--broker-list", "0,0"
+    )
+    assert dup.returncode == 1
+    assert "Broker list contains duplicate entries: [0]" in dup.stderr
+    assert reassign(loaded, "--generate", "--execute").returncode == 2  # one action only
+
+
+def test_execute_a_plan_that_changes_nothing(loaded: BrokerProcess, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(assignment_json([("t", 1), ("t", 0)]))
+    result = reassign(loaded, "--execute", "--reassignment-json-file", plan)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Current partition replica assignment",
+        "",
+        assignment_json([("t", 0), ("t", 1)]),
+        "",
+        "Save this to use as the --reassignment-json-file option during rollback",
+        "No partition reassignment needed: the replicas of t-0,t-1 are already as planned.",
+    ]
+    assert "AlterPartitionReassignments" not in loaded.output()
+
+
+def test_execute_refuses_unknown_brokers_and_partitions(
+    loaded: BrokerProcess, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        assignment_json([("t", 0)]).replace("[0]", "[0,1]").replace('["any"]', '["any","any"]')
+    )
+    result = reassign(loaded, "--execute", "--reassignment-json-file", plan)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == "franz reassign-partitions: error: Unknown broker id 1\n"
+    plan.write_text(assignment_json([("t", 9)]))
+    missing = reassign(loaded, "--execute", "--reassignment-json-file", plan)
+    assert missing.returncode == 1
+    assert missing.stderr == "franz reassign-partitions: error: Unable to find partition: t-9\n"
+    plan.write_text('{"version":1,"partitions":[]}')
+    empty = reassign(loaded, "--execute", "--reassignment-json-file", plan)
+    assert empty.returncode == 1
+    assert "Partition reassignment list cannot be empty" in empty.stderr
+
+
+def test_verify_reports_completion_and_clears_throttles(
+    broker: BrokerProcess, tmp_path: Path
+) -> None:
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+    from confluent_kafka.admin._resource import ResourceType
+
+    create_topic(broker.bootstrap, "v")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    throttle = ConfigResource(
+        ResourceType.TOPIC,
+        "v",
+        incremental_configs=[
+            ConfigEntry(
+                "leader.replication.throttled.replicas",
+                "0:0",
+                incremental_operation=AlterConfigOpType.SET,
+            )
+        ],
+    )
+    for future in admin.incremental_alter_configs([throttle]).values():
+        future.result(10)
+
+    def throttled() -> str | None:
+        resource = ConfigResource(ResourceType.TOPIC, "v")
+        configs = admin.describe_configs([resource])[resource].result(10)
+        entry = configs["leader.replication.throttled.replicas"]
+        return None if entry.is_default else entry.value
+
+    assert throttled() == "0:0"
+    plan = tmp_path / "plan.json"
+    plan.write_text(assignment_json([("v", 0)]))
+    result = reassign(broker, "--verify", "--reassignment-json-file", plan, "--preserve-throttles")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Status of partition reassignment:",
+        "Reassignment of partition v-0 is completed.",
+        "",
+    ]
+    assert throttled() == "0:0"
+    result = reassign(broker, "--verify", "--reassignment-json-file", plan)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[3:] == [
+        "Clearing broker-level throttles on broker 0",
+        "Clearing topic-level throttles on topic v",
+    ]
+    assert throttled() is None
+    plan.write_text(assignment_json([("v", 0)]).replace("[0]", "[3]"))
+    other = reassign(broker, "--verify", "--reassignment-json-file", plan)
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.splitlines()[1] == (
+        "There is no active reassignment of partition v-0, but replica set is 0 rather than 3."
+    )
