@@ -33,9 +33,9 @@ TOOLS: dict[str, tuple[str, str]] = {
     "consumer-perf-test": ("consumer_perf_test", "measure consuming (kafka-consumer-perf-test.sh)"),
     "end-to-end-latency": ("end_to_end_latency", "measure end-to-end latency (EndToEndLatency)"),
     "dump-log-segments": ("dump_log", "dump segment and index files (kafka-dump-log.sh)"),
-    "reassign-partitions": ("reassign_partitions", "move partition replicas (kafka-reassign-partitions.sh)"),
+    "reassign-partitions": ("reassign_partitions", "move replicas (kafka-reassign-partitions.sh)"),
     "get-offsets": ("get_offsets", "print partitions' offsets (kafka-get-offsets.sh)"),
-    "delete-records": ("delete_records", "delete records up to an offset (kafka-delete-records.sh)"),
+    "delete-records": ("delete_records", "delete old records (kafka-delete-records.sh)"),
 }
 
 
