@@ -394,6 +394,44 @@ def test_consumer_perf_test_warns_when_the_topic_runs_dry(quiet_broker: BrokerPr
     assert int(row.group(5)) == 500
 
 
+def test_consumer_perf_test_include_regex_date_format_and_metrics(
+    quiet_broker: BrokerProcess,
+) -> None:
+    for topic in ("inc-a", "inc-b", "other"):
+        create_topic(quiet_broker.bootstrap, topic)
+        produce_perf(quiet_broker.bootstrap, topic, 300, size=10)
+    done = franz(
+        "consumer-perf-test",
+        "--bootstrap-server", quiet_broker.bootstrap,
+        "--include", "inc-.*",
+        "--messages", "600",
+        "--group", "inc-g",
+        "--date-format", "HH:mm:ss",
+        "--print-metrics",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == HEADER
+    fields = lines[1].split(", ")
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", fields[0]) and fields[4] == "600"
+    assert lines[2] == ""
+    assert re.match(r"^Metric Name +Value$", lines[3])
+    rows = {n.rstrip(): v for n, v in (line.split(" : ", 1) for line in lines[4:])}
+    assert "librdkafka:rxmsgs:{client-id=perf-consumer-client}" in rows
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": quiet_broker.bootstrap, "group.id": "inc-g"}
+    )
+    try:
+        committed = consumer.committed(
+            [confluent_kafka.TopicPartition(t, 0) for t in ("inc-a", "inc-b", "other")],
+            timeout=10,
+        )
+    finally:
+        consumer.close()
+    # exactly the records counted were committed, none of the topic left out
+    assert [tp.offset for tp in committed] == [300, 300, confluent_kafka.OFFSET_INVALID]
+
+
 def test_consumer_perf_test_unknown_topic_and_unreachable_broker_fail_with_one_line(
     quiet_broker: BrokerProcess,
 ) -> None:

@@ -276,10 +276,13 @@ def _consume(
             "the timeout."
         )
     if args.print_metrics:
+        # serve the client until fresh statistics arrive; paused first, so that no record is
+        # handed out (and its offset committed) beyond the ones counted
+        consumer.pause(consumer.assignment())
         seen = len(stats_json)
         deadline = time.monotonic() + 3.0
         while len(stats_json) == seen and time.monotonic() < deadline:
-            consumer.poll(0.1)  # records read now are not counted: the run has ended
+            consumer.poll(0.1)
     if not args.show_detailed_stats:
         print(
             consumer_total_line(
