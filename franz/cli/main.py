@@ -33,6 +33,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "consumer-perf-test": ("consumer_perf_test", "measure consuming (kafka-consumer-perf-test.sh)"),
     "end-to-end-latency": ("end_to_end_latency", "measure end-to-end latency (EndToEndLatency)"),
     "dump-log-segments": ("dump_log", "dump segment and index files (kafka-dump-log.sh)"),
+    "leader-election": ("leader_election", "elect partition leaders (kafka-leader-election.sh)"),
     "reassign-partitions": ("reassign_partitions", "move replicas (kafka-reassign-partitions.sh)"),
     "get-offsets": ("get_offsets", "print partitions' offsets (kafka-get-offsets.sh)"),
     "delete-records": ("delete_records", "delete old records (kafka-delete-records.sh)"),

@@ -374,3 +374,52 @@ def test_verify_reports_completion_and_clears_throttles(
     assert other.stdout.splitlines()[1] == (
         "There is no active reassignment of partition v-0, but replica set is 0 rather than 3."
     )
+
+
+# -- leader-election ----------------------------------------------------------------------------
+
+
+def test_leader_election_reports_the_missing_broker_api(
+    loaded: BrokerProcess, tmp_path: Path
+) -> None:
+    """Franz's broker does not implement ElectLeaders (API 43) yet: the tool says so in one
+    line and exits 1, for every way of naming partitions."""
+    plan = write_json(tmp_path, {"partitions": [{"topic": "t", "partition": 0}]})
+    for selection in (
+        ("--topic", "t", "--partition", "0"),
+        ("--all-topic-partitions",),
+        ("--path-to-json-file", str(plan)),
+    ):
+        result = tool(
+            "leader-election", "--bootstrap-server", loaded.bootstrap,
+            "--election-type", "preferred", *selection,
+        )  # fmt: skip
+        assert result.returncode == 1, result.stderr
+        assert result.stdout == ""
+        assert result.stderr == (
+            f"franz leader-election: error: the broker at {loaded.bootstrap} does not support "
+            "ElectLeaders (API 43): UNSUPPORTED_VERSION (its ApiVersions response does not list "
+            "the API); no leader was elected\n"
+        )
+    # The partition still has its leader: nothing changed.
+    assert offsets(loaded, "--topic", "t", "--partitions", "0") == ["t:0:4"]
+
+
+def test_leader_election_flag_errors(loaded: BrokerProcess) -> None:
+    base = ("leader-election", "--bootstrap-server", loaded.bootstrap)
+    cases = {
+        ("--election-type", "PREFERRED"): "One and only one of the following options is "
+        "required: topic, all-topic-partitions, path-to-json-file",
+        ("--election-type", "PREFERRED", "--topic", "t"): "Missing required option(s): partition",
+        ("--election-type", "PREFERRED", "--all-topic-partitions", "--partition", "0"): (
+            "Option partition is only allowed if topic is used"
+        ),
+        ("--election-type", "PREFERRED", "--all-topic-partitions", "--topic", "t"): (
+            "One and only one of the following options is required"
+        ),
+        ("--election-type", "sometimes", "--all-topic-partitions"): "invalid choice",
+    }
+    for args, message in cases.items():
+        result = tool(*base, *args)
+        assert result.returncode == 2, args
+        assert message in result.stderr, result.stderr
