@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import confluent_kafka
@@ -271,3 +272,80 @@ def test_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.stderr.startswith("franz dump-log-segments: error: cannot read")
     assert len(result.stderr.splitlines()) == 1
     assert dump().returncode == 2  # --files is required
+
+
+def test_live_files_of_a_running_broker_with_compression(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    """A running broker's active segment: its indexes are preallocated (zero-filled past the
+    last entry); the dump stops at the first zero entry and finds no mismatch."""
+    broker = broker_factory(tmp_path / "b", {"log.index.interval.bytes": "1"}).start()
+    create_topic(broker.bootstrap, "z")
+    for b in range(3):
+        records = [OutRecord(f"k{b}{i}".encode(), b"v" * 64) for i in range(3)]
+        produce_with("confluent-kafka", broker.bootstrap, "z", records, codec="gzip")
+    seg = partition_dir(broker, "z") / SEGMENT
+    assert Path(f"{seg}.index").stat().st_size > 1024  # preallocated while live
+    result = dump("--deep-iteration", "--files", f"{seg}.log,{seg}.index,{seg}.timeindex")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    batches = batch_lines(result.stdout)
+    assert [b["compresscodec"] for b in batches] == ["gzip"] * 3
+    assert all(b["isvalid"] == "true" for b in batches)
+    assert [b["count"] for b in batches] == ["3", "3", "3"]
+    assert len(record_lines(result.stdout)) == 9
+    assert re.findall(r"^offset: (\d+) position: \d+$", result.stdout, re.M) == ["5", "8"]
+    assert re.findall(r"^timestamp: \d+ offset: (\d+)$", result.stdout, re.M) == ["5", "8"]
+
+
+def test_offsets_decoder_decodes_group_metadata_of_a_consumer_group(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker = broker_factory(
+        tmp_path / "b",
+        {"offsets.topic.num.partitions": "1", "group.initial.rebalance.delay.ms": "0"},
+    ).start()
+    create_topic(broker.bootstrap, "t")
+    assigned: list[object] = []
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "members",
+            "client.id": "dumper",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+        }
+    )
+    try:
+        consumer.subscribe(["t"], on_assign=lambda _c, parts: assigned.extend(parts))
+        deadline = time.monotonic() + 30
+        while not assigned and time.monotonic() < deadline:
+            consumer.poll(0.1)
+        assert assigned, "no assignment within 30 s"
+        consumer.commit(offsets=[confluent_kafka.TopicPartition("t", 0, 0)], asynchronous=False)
+    finally:
+        consumer.close()
+    assert broker.stop() == 0
+    log = partition_dir(broker, "__consumer_offsets") / f"{SEGMENT}.log"
+    result = dump("--offsets-decoder", "--files", log)
+    assert result.returncode == 0, result.stderr
+    groups = []
+    for line in record_lines(result.stdout):
+        match = re.search(r" key: (\{.*\}) payload: (\{.*\}|<DELETE>)$", line)
+        assert match, line
+        if json.loads(match.group(1))["type"] == "2" and match.group(2) != "<DELETE>":
+            groups.append(json.loads(match.group(2)))
+    assert groups, result.stdout
+    stable = [g for g in groups if g["data"]["members"]]
+    assert stable, groups
+    value = stable[0]
+    assert value["version"] == "3"
+    data = value["data"]
+    assert data["protocolType"] == "consumer"
+    assert data["generation"] >= 1
+    (member,) = data["members"]
+    assert member["clientId"] == "dumper"
+    assert member["memberId"] == data["leader"]
+    # The consumer protocol's subscription and assignment are decoded, not base64.
+    assert member["subscription"]["topics"] == ["t"]
+    assert member["assignment"]["assignedPartitions"] == [{"topic": "t", "partitions": [0]}]

@@ -32,6 +32,8 @@ timestamp in :<file>") or whose offset is not a batch's last offset; non-consecu
 offsets ("Non-consecutive offsets in <file>"). ``--verify-index-only`` checks without
 printing the entries; ``--index-sanity-check`` runs the broker's startup check only.
 An index is read up to its first all-zero entry (a preallocated index of a live segment).
+As in Kafka, ``--index-sanity-check`` of a live segment's time index fails (its zero-filled
+last slot is "less than the first timestamp"): the check is meant for closed segments.
 Producer snapshots, transaction indexes and KRaft snapshots are not decoded.
 
 Exit status 0, also when mismatches are found; 1 when a file cannot be read or a batch
