@@ -6,13 +6,14 @@ and exposes ``add_arguments(parser)`` and ``run(args) -> int``; its module docst
 ``--help``. Only the tool being run is imported, so a tool's dependencies (librdkafka for the
 client tools) are loaded only when it is used. Exceptions become exit codes here, in one
 place: ``FranzError`` -> 1 with a one-line ``franz <tool>: error: ...`` on stderr; bad flags
--> 2 (argparse); Ctrl-C -> 130.
+-> 2 (argparse); Ctrl-C -> 130; a closed stdout pipe -> 141, silently.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -81,3 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (``franz ... | head``): stop quietly, as Unix tools
+        # do, and keep the interpreter from complaining when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141

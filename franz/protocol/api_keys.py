@@ -57,6 +57,7 @@ class ApiKey(enum.IntEnum):
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    ELECT_LEADERS = 43
     OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
 
@@ -107,6 +108,7 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LIST_GROUPS: ApiSupport(0, 0, 5, 3),
     ApiKey.DELETE_GROUPS: ApiSupport(0, 0, 2, 2),
     ApiKey.OFFSET_DELETE: ApiSupport(0, 0, 0, -1),
+    ApiKey.ELECT_LEADERS: ApiSupport(0, 0, 2, 2),
 }
 
 

@@ -159,8 +159,58 @@ def test_admin_apis_are_advertised_with_kafka_3_9_ranges(client):
         ApiKey.CREATE_PARTITIONS: (0, 3),
         ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
         ApiKey.DESCRIBE_CLUSTER: (0, 1),
+        ApiKey.ELECT_LEADERS: (0, 2),
     }.items():
         assert advertised[api] == (lo, hi), api
+
+
+# -- ElectLeaders --------------------------------------------------------------------------------
+
+ELECTION_NOT_NEEDED = 84
+
+
+@pytest.mark.parametrize("version", versions(ApiKey.ELECT_LEADERS))
+def test_elect_leaders_is_never_needed_on_one_broker(client, version):
+    name = fresh("elect")
+    create(client, name, partitions=2)
+    for election_type in (0, 1) if version >= 1 else (0,):
+        response = call(
+            client,
+            ApiKey.ELECT_LEADERS,
+            version,
+            {
+                "election_type": election_type,
+                "topic_partitions": [
+                    {"topic": name, "partitions": [0, 1, 7]},
+                    {"topic": "never-created", "partitions": [0]},
+                ],
+                "timeout": 5000,
+            },
+        )
+        got = {
+            (r.topic, p.partition_id): p.error_code
+            for r in response.replica_election_results
+            for p in r.partition_result
+        }
+        assert got == {
+            (name, 0): ELECTION_NOT_NEEDED,
+            (name, 1): ELECTION_NOT_NEEDED,
+            (name, 7): UNKNOWN_TOPIC_OR_PARTITION,
+            ("never-created", 0): UNKNOWN_TOPIC_OR_PARTITION,
+        }
+    everything = call(
+        client, ApiKey.ELECT_LEADERS, version, {"topic_partitions": None, "timeout": 5000}
+    )
+    assert everything.replica_election_results == ()
+    if version >= 1:
+        assert everything.error_code == NONE
+        bad = call(
+            client,
+            ApiKey.ELECT_LEADERS,
+            version,
+            {"election_type": 5, "topic_partitions": [], "timeout": 5000},
+        )
+        assert bad.error_code == INVALID_REQUEST
 
 
 # -- CreateTopics --------------------------------------------------------------------------------

@@ -378,29 +378,38 @@ def test_verify_reports_completion_and_clears_throttles(
 # -- leader-election ----------------------------------------------------------------------------
 
 
-def test_leader_election_reports_the_missing_broker_api(
+def test_leader_election_finds_every_partition_led_by_its_preferred_replica(
     loaded: BrokerProcess, tmp_path: Path
 ) -> None:
-    """Franz's broker does not implement ElectLeaders (API 43) yet: the tool says so in one
-    line and exits 1, for every way of naming partitions."""
-    plan = write_json(tmp_path, {"partitions": [{"topic": "t", "partition": 0}]})
-    for selection in (
-        ("--topic", "t", "--partition", "0"),
-        ("--all-topic-partitions",),
-        ("--path-to-json-file", str(plan)),
-    ):
-        result = tool(
-            "leader-election", "--bootstrap-server", loaded.bootstrap,
-            "--election-type", "preferred", *selection,
-        )  # fmt: skip
-        assert result.returncode == 1, result.stderr
-        assert result.stdout == ""
-        assert result.stderr == (
-            f"franz leader-election: error: the broker at {loaded.bootstrap} does not support "
-            "ElectLeaders (API 43): UNSUPPORTED_VERSION (its ApiVersions response does not list "
-            "the API); no leader was elected\n"
+    """One broker: every partition is led by its only (preferred) replica, so the broker
+    answers ELECTION_NOT_NEEDED and the tool prints Kafka's "Valid replica already elected"
+    line; an unknown partition is Kafka's error line and exit 1; the all-partitions form
+    has nothing to report (Kafka leaves ELECTION_NOT_NEEDED out of it)."""
+    plan = write_json(
+        tmp_path, {"partitions": [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 2}]}
+    )
+    for election in ("preferred", "unclean"):
+        base = (
+            "leader-election",
+            "--bootstrap-server",
+            loaded.bootstrap,
+            "--election-type",
+            election,
         )
-    # The partition still has its leader: nothing changed.
+        one = tool(*base, "--topic", "t", "--partition", "0")
+        assert (one.returncode, one.stderr) == (0, ""), one.stderr
+        assert one.stdout == "Valid replica already elected for partitions t-0\n"
+        many = tool(*base, "--path-to-json-file", str(plan))
+        assert (many.returncode, many.stderr) == (0, ""), many.stderr
+        assert many.stdout == "Valid replica already elected for partitions t-0, t-2\n"
+        everything = tool(*base, "--all-topic-partitions")
+        assert (everything.returncode, everything.stdout, everything.stderr) == (0, "", "")
+        missing = tool(*base, "--topic", "nope", "--partition", "0")
+        assert missing.returncode == 1
+        assert missing.stdout.startswith(
+            f"Error completing leader election ({election.upper()}) for partition: nope-0: "
+        ), missing.stdout
+    # Nothing moved.
     assert offsets(loaded, "--topic", "t", "--partitions", "0") == ["t:0:4"]
 
 

@@ -22,6 +22,7 @@ from franz.broker.handlers import (
     describe_configs,
     describe_groups,
     describe_log_dirs,
+    elect_leaders,
     fetch,
     find_coordinator,
     heartbeat,
@@ -71,4 +72,5 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.LIST_GROUPS: list_groups.handle,
     ApiKey.DELETE_GROUPS: delete_groups.handle,
     ApiKey.OFFSET_DELETE: offset_delete.handle,
+    ApiKey.ELECT_LEADERS: elect_leaders.handle,
 }

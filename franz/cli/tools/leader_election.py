@@ -16,8 +16,9 @@ lists partitions: ``{"partitions": [{"topic": "foo", "partition": 1}]}``. Output
 and exit 1 when any partition failed ("N replica(s) could not be elected").
 
 Uses the ElectLeaders API (43, KIP-460) through librdkafka. A broker that does not offer it
-in its ApiVersions (Franz's broker does not implement ElectLeaders yet) is reported in one
-line as UNSUPPORTED_VERSION and exit 1; nothing is elected.
+in its ApiVersions is reported in one line as UNSUPPORTED_VERSION and exit 1; nothing is
+elected. A single Franz broker answers "Valid replica already elected" for every partition:
+each is led by its only, preferred, replica.
 """
 
 from __future__ import annotations
@@ -182,8 +183,12 @@ def run(args: argparse.Namespace) -> int:
         if err is not None and err.code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT):
             raise unreachable(args) from None
         raise ToolError(f"leader election failed: {kafka_error_text(exc)}") from None
+    # Per partition, confluent-kafka gives a KafkaError (or None on success); a KafkaException
+    # wrapping one is accepted too.
     results = {
-        (tp.topic, tp.partition): kafka_error_of(error) if error is not None else None
+        (tp.topic, tp.partition): error
+        if isinstance(error, KafkaError) or error is None
+        else kafka_error_of(error)
         for tp, error in raw.items()
     }
     lines, failures = result_lines(args.election_type, results)

@@ -48,6 +48,7 @@ KAFKA_3_9_MAX = {
     ApiKey.LIST_GROUPS: 5,
     ApiKey.DELETE_GROUPS: 2,
     ApiKey.OFFSET_DELETE: 0,
+    ApiKey.ELECT_LEADERS: 2,
 }
 
 
