@@ -44,7 +44,7 @@ def test_unknown_tool_and_bad_flag_exit_2() -> None:
     unknown = run("no-such-tool")
     assert unknown.returncode == 2
     assert "unknown tool 'no-such-tool'" in unknown.stderr
-    bad = run("topics", "--bootstrap-server", "127.0.0.1:1", "--no-such-flag")
+    bad = run("topics", "--bootstrap-server", "127.0.0.1:1", "--list", "--no-such-flag")
     assert bad.returncode == 2
     assert "unrecognized arguments: --no-such-flag" in bad.stderr
 
