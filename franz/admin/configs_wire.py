@@ -4,16 +4,10 @@ Why not confluent-kafka: librdkafka hands synonyms to Python as a dict keyed by 
 so a broker config whose synonyms share its name (``STATIC_BROKER_CONFIG:log.retention.hours``
 then ``DEFAULT_CONFIG:log.retention.hours``) loses all but the last one, and Kafka's
 ``kafka-configs.sh`` prints them all, in the broker's order. So this module sends
-DescribeConfigs v4 (flexible; Kafka 2.6+) itself over a plain socket, once per resource, to
-the broker the resource belongs to (a broker id's own address; topics and the cluster-wide
-defaults: any broker).
-
-Wire format (Kafka protocol guide)::
-
-    frame            size int32 (bytes after this field), payload
-    request header   v2: api_key int16, api_version int16, correlation_id int32,
-                     client_id string (int16 length), tagged fields (uvarint 0)
-    response header  v1: correlation_id int32, tagged fields
+DescribeConfigs itself through ``franz.admin.wire.BrokerConnection`` (version negotiated with
+ApiVersions, at most v4: flexible, Kafka 2.6+; ``include_documentation`` needs v3+), once per
+resource, to the broker the resource belongs to (a broker id's own address; topics and the
+cluster-wide defaults: any broker).
 
 Only PLAINTEXT listeners are spoken here: with any other ``security.protocol`` in the client
 config, ``describe_configs`` falls back to confluent-kafka's ``describe_configs`` (same
@@ -25,18 +19,12 @@ names of the Java client's ``ConfigEntry.ConfigSource`` enum (``CONFIG_SOURCE_NA
 
 from __future__ import annotations
 
-import io
-import socket
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kio.serial import entity_reader, entity_writer
-
 from franz.admin.options import ToolError
-from franz.protocol.headers import skip_tagged_fields
-from franz.protocol.messages import build, request_type, response_type
+from franz.admin.wire import connect
 
 __all__ = [
     "CONFIG_SOURCE_NAMES",
@@ -101,35 +89,20 @@ def describe_configs(
 ) -> list[ConfigInfo]:
     """The configs of one resource, in the broker's order, from the broker at ``address``
     (``host:port``). A resource error becomes a ``ToolError`` with the broker's message."""
-    host, _, port = address.rpartition(":")
-    request = build(
-        request_type(DESCRIBE_CONFIGS, _VERSION),
-        {
-            "resources": [
-                {"resource_type": resource_type, "resource_name": name, "configuration_keys": None}
-            ],
-            "include_synonyms": include_synonyms,
-            "include_documentation": False,
-        },
-    )
-    body = io.BytesIO()
-    entity_writer(type(request))(body, request)
-    cid = client_id.encode()
-    header = struct.pack(">hhih", DESCRIBE_CONFIGS, _VERSION, 1, len(cid)) + cid + b"\x00"
-    payload = header + body.getvalue()
+    request = {
+        "resources": [
+            {"resource_type": resource_type, "resource_name": name, "configuration_keys": None}
+        ],
+        "include_synonyms": include_synonyms,
+        "include_documentation": False,
+    }
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as sock:
-            sock.sendall(struct.pack(">i", len(payload)) + payload)
-            (size,) = struct.unpack(">i", _read_exactly(sock, 4))
-            data = _read_exactly(sock, size)
+        with connect(address, timeout_s, client_id) as conn:
+            response = conn.request(DESCRIBE_CONFIGS, request, max_version=_VERSION)
     except OSError as exc:
         raise ToolError(
             f"could not describe configs at {address}: {exc}; check that the broker is running"
         ) from exc
-    offset = skip_tagged_fields(data, 4)
-    response, _ = entity_reader(response_type(DESCRIBE_CONFIGS, _VERSION))(
-        memoryview(data).toreadonly(), offset
-    )
     (result,) = response.results
     if int(result.error_code) != 0:
         message = result.error_message or f"error code {int(result.error_code)}"
@@ -149,15 +122,3 @@ def _entry(config: Any) -> ConfigInfo:
             for s in config.synonyms
         ),
     )
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    chunks: list[bytes] = []
-    left = size
-    while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
-            raise ConnectionError("connection closed by the broker")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)

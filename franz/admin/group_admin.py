@@ -30,11 +30,12 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 
+from franz.admin.client import UNREACHABLE_CODES, quiet
 from franz.admin.group_offsets import TP, LogOffsets
 from franz.admin.options import ToolError
 from franz.errors import ErrorCode
 
-__all__ = ["GroupAdmin", "GroupDescription", "Member", "kafka_error_text", "state_name"]
+__all__ = ["GroupAdmin", "GroupDescription", "Member", "group_error_text", "state_name"]
 
 T = TypeVar("T")
 
@@ -56,10 +57,6 @@ _EXCEPTIONS: Final = {
     ErrorCode.COORDINATOR_NOT_AVAILABLE: "CoordinatorNotAvailableException",
 }
 
-_UNREACHABLE: Final = frozenset(
-    {KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN}
-)
-
 OffsetQuery = Literal["earliest", "latest"] | int
 
 
@@ -68,7 +65,7 @@ def state_name(state: Any) -> str:
     return _STATE_NAMES.get(getattr(state, "name", ""), "Unknown")
 
 
-def kafka_error_text(error: KafkaError) -> str:
+def group_error_text(error: KafkaError) -> str:
     """A broker error as Kafka's tools print it: ``org.apache.kafka.common.errors.<Exception>:
     <message>`` for the group errors, Kafka's message for other known codes, else
     librdkafka's text."""
@@ -108,18 +105,15 @@ class GroupAdmin:
         self.bootstrap = bootstrap
         self.timeout_ms = timeout_ms
         self.timeout_s = timeout_ms / 1000
-        settings = dict(config)
-        # librdkafka logs every failed connection attempt on stderr; the tool reports what
-        # failed in one line instead (a --command-config may still set log_level).
-        settings.setdefault("log_level", 2)
-        self.admin = AdminClient(settings)
+        # the tool reports what failed in one line (a --command-config may set log_level)
+        self.admin = AdminClient(quiet(dict(config)))
 
     def _wait(self, future: Future[T], what: str) -> T:
         """The future's result; a cluster that does not answer becomes a ``ToolError``."""
         try:
             return future.result(self.timeout_s + 5)
         except KafkaException as exc:
-            if exc.args[0].code() not in _UNREACHABLE:
+            if exc.args[0].code() not in UNREACHABLE_CODES:
                 raise
         except TimeoutError:
             pass
@@ -136,9 +130,9 @@ class GroupAdmin:
         future = self.admin.list_consumer_groups(request_timeout=self.timeout_s)
         result = self._wait(future, "listing groups")
         for error in result.errors or []:
-            if error.code() in _UNREACHABLE:
+            if error.code() in UNREACHABLE_CODES:
                 raise self._unreachable("listing groups")
-            raise ToolError(f"listing groups: {kafka_error_text(error)}")
+            raise ToolError(f"listing groups: {group_error_text(error)}")
         return sorted((g.group_id, state_name(g.state)) for g in result.valid)
 
     def describe(self, groups: Sequence[str]) -> dict[str, GroupDescription | None]:
@@ -153,7 +147,7 @@ class GroupAdmin:
                 if exc.args[0].code() == ErrorCode.GROUP_ID_NOT_FOUND:
                     out[group] = None
                     continue
-                raise ToolError(f"group {group!r}: {kafka_error_text(exc.args[0])}") from None
+                raise ToolError(f"group {group!r}: {group_error_text(exc.args[0])}") from None
             state = state_name(d.state)
             out[group] = None if state == "Dead" else GroupDescription(
                 group=group,
@@ -186,7 +180,7 @@ class GroupAdmin:
         except KafkaException as exc:
             if exc.args[0].code() == ErrorCode.GROUP_ID_NOT_FOUND:
                 return {}
-            raise ToolError(f"group {group!r}: {kafka_error_text(exc.args[0])}") from None
+            raise ToolError(f"group {group!r}: {group_error_text(exc.args[0])}") from None
         return {
             (tp.topic, tp.partition): tp.offset
             for tp in result.topic_partitions or []
@@ -207,7 +201,7 @@ class GroupAdmin:
                 if exc.args[0].code() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                     out[name] = None
                     continue
-                raise ToolError(f"topic {name!r}: {kafka_error_text(exc.args[0])}") from None
+                raise ToolError(f"topic {name!r}: {group_error_text(exc.args[0])}") from None
             out[name] = sorted(p.id for p in description.partitions)
         return out
 
@@ -253,7 +247,7 @@ class GroupAdmin:
         except KafkaException as exc:
             raise ToolError(
                 f"could not commit the new offsets of group '{group}': "
-                f"{kafka_error_text(exc.args[0])}"
+                f"{group_error_text(exc.args[0])}"
             ) from None
         failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
         if failed:
@@ -269,5 +263,5 @@ class GroupAdmin:
                 self._wait(futures[group], f"deleting group {group!r}")
                 out[group] = None
             except KafkaException as exc:
-                out[group] = kafka_error_text(exc.args[0])
+                out[group] = group_error_text(exc.args[0])
         return out

@@ -1,5 +1,6 @@
-"""What ``franz topics`` and ``franz configs`` share: an admin client that fails in one line,
-Kafka's topic filter, Kafka 3.9's output lines, and config parsing.
+"""What ``franz topics`` and ``franz configs`` share beyond ``franz.admin.client``: configs
+(over the wire or through the admin client), Kafka's topic filter, Kafka 3.9's output lines
+and config parsing.
 
 Output formats (Kafka 3.9 ``TopicCommand`` with a broker that has no DescribeTopicPartitions
 API, as a ZooKeeper-mode broker and Franz: partitions come from Metadata, so ELR is unknown)::
@@ -19,8 +20,7 @@ DEFAULT_CONFIG (Java's ``ConfigEntry.isDefault()``); a partition without a leade
       k=v sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:k=v, DEFAULT_CONFIG:log.k=v0}
     Default configs for brokers in the cluster are:
 
-Internal topics are Kafka's ``Topic.isInternal``: ``__consumer_offsets`` and
-``__transaction_state``.
+Internal topics are ``client.INTERNAL_TOPICS`` (Kafka's ``Topic.isInternal``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
+from franz.admin.client import INTERNAL_TOPICS, result
 from franz.admin.configs_wire import (
     CONFIG_SOURCE_NAMES,
     ConfigInfo,
@@ -42,77 +42,18 @@ from franz.admin.configs_wire import (
 from franz.admin.options import ToolError, client_config
 
 __all__ = [
-    "INTERNAL_TOPICS",
     "TopicFilter",
-    "check_reachable",
     "config_line",
     "configs_header",
     "describe_resource_configs",
     "has_collision_chars",
-    "kafka_error",
-    "make_admin",
     "parse_add_config",
     "partition_line",
-    "result",
     "select_topics",
     "topic_line",
-    "unreachable",
 ]
 
-INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
 ZERO_TOPIC_ID: Final = "AAAAAAAAAAAAAAAAAAAAAA"
-
-_UNREACHABLE: Final = frozenset(
-    {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN}
-)
-
-
-# -- clients -----------------------------------------------------------------------------------
-
-
-def make_admin(args: argparse.Namespace) -> AdminClient:
-    """An ``AdminClient`` for the tool's connection options; librdkafka's own log lines are
-    silenced (a tool reports failures itself, in one line)."""
-    config = client_config(args, {"log_level": 0})
-    try:
-        return AdminClient(config)
-    except KafkaException as exc:
-        raise ToolError(f"bad client config: {exc.args[0].str()}") from exc
-
-
-def unreachable(args: argparse.Namespace) -> ToolError:
-    return ToolError(
-        f"could not reach a broker at {args.bootstrap_server} within {args.timeout_ms} ms; "
-        "check that it is running and that --bootstrap-server names its listener"
-    )
-
-
-def check_reachable(admin: AdminClient, args: argparse.Namespace) -> Any:
-    """Cluster metadata (``ClusterMetadata``, all topics), or the one-line unreachable error."""
-    try:
-        return admin.list_topics(timeout=args.timeout_ms / 1000)
-    except KafkaException as exc:
-        raise kafka_error(exc, args) from exc
-
-
-def kafka_error(exc: BaseException, args: argparse.Namespace) -> ToolError:
-    """A one-line ``ToolError`` for a client failure: the broker's message where it sent one."""
-    error = exc.args[0] if exc.args else None
-    if isinstance(error, KafkaError):
-        if error.code() in _UNREACHABLE:
-            return unreachable(args)
-        return ToolError(error.str())
-    return ToolError(str(exc))
-
-
-def result(future: Any, args: argparse.Namespace) -> Any:
-    """``future.result()`` within the tool's timeout, failures as one-line errors."""
-    try:
-        return future.result(timeout=args.timeout_ms / 1000)
-    except KafkaException as exc:
-        raise kafka_error(exc, args) from exc
-    except TimeoutError as exc:
-        raise unreachable(args) from exc
 
 
 def describe_resource_configs(

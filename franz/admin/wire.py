@@ -37,7 +37,7 @@ from franz.errors import ErrorCode
 from franz.protocol.headers import skip_tagged_fields
 from franz.protocol.messages import build, request_type, response_type
 
-__all__ = ["BrokerConnection", "OffsetDeleteResult", "delete_offsets"]
+__all__ = ["BrokerConnection", "OffsetDeleteResult", "connect", "delete_offsets"]
 
 _INT32: Final = struct.Struct(">i")
 _HEADER: Final = struct.Struct(">hhi")
@@ -157,7 +157,8 @@ class OffsetDeleteResult:
         self.partitions = partitions
 
 
-def _connect(address: str, timeout: float, client_id: str) -> BrokerConnection:
+def connect(address: str, timeout: float, client_id: str) -> BrokerConnection:
+    """A ``BrokerConnection`` to ``address`` (``host:port``, ``[v6]:port`` too)."""
     host, _, port = address.strip().rpartition(":")
     return BrokerConnection(host.strip("[]"), int(port), timeout=timeout, client_id=client_id)
 
@@ -197,14 +198,14 @@ def delete_offsets(
             if remaining <= 0:
                 break
             try:
-                with _connect(server, remaining, client_id) as conn:
+                with connect(server, remaining, client_id) as conn:
                     error, coordinator = _find_coordinator(conn, group)
                 if error in _RETRY_COORDINATOR:
                     last_problem = f"the coordinator of group {group!r}: {error.name}"
                     continue
                 if error != ErrorCode.NONE:
                     return OffsetDeleteResult(error, {})
-                with _connect(coordinator, max(0.1, deadline - time.monotonic()), client_id) as c:
+                with connect(coordinator, max(0.1, deadline - time.monotonic()), client_id) as c:
                     result = _offset_delete(c, group, partitions)
                 if result.error in _RETRY_COORDINATOR:
                     last_problem = f"OffsetDelete at {coordinator}: {result.error.name}"

@@ -29,16 +29,14 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
+from franz.admin.client import check_reachable, make_admin, result
 from franz.admin.configs_wire import RESOURCE_BROKER, RESOURCE_TOPIC, ConfigInfo
 from franz.admin.options import ToolError, add_connection_options
 from franz.admin.topics import (
-    check_reachable,
     config_line,
     configs_header,
     describe_resource_configs,
-    make_admin,
     parse_add_config,
-    result,
 )
 from franz.config.properties import load_properties
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
+from franz.admin.client import java_error_text, make_admin, tp_name, wait
 from franz.admin.options import ToolError, add_connection_options
-from franz.admin.partition_admin import java_error_text, make_admin, tp_name, wait
 
 __all__ = ["add_arguments", "parse_offset_json", "run"]
 

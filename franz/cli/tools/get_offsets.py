@@ -35,14 +35,9 @@ from typing import Any, Final
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
 
+from franz.admin.client import kafka_error_text, make_admin, tp_name, wait
 from franz.admin.options import ToolError, add_connection_options
-from franz.admin.partition_admin import (
-    kafka_error_text,
-    make_admin,
-    read_cluster,
-    tp_name,
-    wait,
-)
+from franz.admin.partition_admin import read_cluster
 
 __all__ = ["PartitionRule", "add_arguments", "parse_rules", "parse_time", "run"]
 

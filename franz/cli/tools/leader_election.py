@@ -31,8 +31,8 @@ from typing import Any
 
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 
-from franz.admin.options import ToolError, add_connection_options
-from franz.admin.partition_admin import (
+from franz.admin.client import (
+    is_unreachable,
     java_error_text,
     kafka_error_of,
     kafka_error_text,
@@ -40,6 +40,7 @@ from franz.admin.partition_admin import (
     tp_name,
     unreachable,
 )
+from franz.admin.options import ToolError, add_connection_options
 
 __all__ = ["add_arguments", "parse_election_json", "result_lines", "run"]
 
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                 "UNSUPPORTED_VERSION (its ApiVersions response does not list the API); "
                 "no leader was elected"
             ) from None
-        if err is not None and err.code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT):
+        if is_unreachable(exc):
             raise unreachable(args) from None
         raise ToolError(f"leader election failed: {kafka_error_text(exc)}") from None
     # Per partition, confluent-kafka gives a KafkaError (or None on success); a KafkaException

@@ -53,15 +53,9 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 from confluent_kafka.admin._resource import ResourceType
 
+from franz.admin.client import kafka_error_text, make_admin, tp_name, wait
 from franz.admin.options import ToolError, add_connection_options
-from franz.admin.partition_admin import (
-    ClusterView,
-    kafka_error_text,
-    make_admin,
-    read_cluster,
-    tp_name,
-    wait,
-)
+from franz.admin.partition_admin import ClusterView, read_cluster
 
 __all__ = [
     "add_arguments",

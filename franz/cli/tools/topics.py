@@ -30,19 +30,15 @@ from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewPartitions, NewTopic
 
+from franz.admin.client import check_reachable, kafka_error, make_admin, result, unreachable
 from franz.admin.configs_wire import RESOURCE_TOPIC, ConfigInfo
 from franz.admin.options import ToolError, add_connection_options
 from franz.admin.topics import (
-    check_reachable,
     describe_resource_configs,
     has_collision_chars,
-    kafka_error,
-    make_admin,
     partition_line,
-    result,
     select_topics,
     topic_line,
-    unreachable,
 )
 
 __all__ = ["add_arguments", "run"]

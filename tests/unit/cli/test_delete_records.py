@@ -7,8 +7,8 @@ import json
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from franz.admin.client import java_error_text
 from franz.admin.options import ToolError
-from franz.admin.partition_admin import java_error_text
 from franz.cli.tools.delete_records import parse_offset_json
 
 
