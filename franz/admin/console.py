@@ -37,10 +37,11 @@ and separators travel as UTF-8 with ``surrogateescape``, so any byte round-trips
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from franz.admin.options import ToolError
 
@@ -52,6 +53,8 @@ __all__ = [
     "LineParseError",
     "LineReaderConfig",
     "LineRecord",
+    "add_bootstrap_option",
+    "add_client_config_options",
     "format_record",
     "from_text",
     "librdkafka_config",
@@ -87,6 +90,39 @@ class ConsoleConfigError(ToolError):
 
 class LineParseError(ToolError):
     """An input line does not match the reader's format (Kafka's wording)."""
+
+
+def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
+    """The console tools' required ``--bootstrap-server HOST:PORT[,HOST:PORT]``."""
+    parser.add_argument(
+        "--bootstrap-server",
+        required=True,
+        metavar="HOST:PORT",
+        help="REQUIRED: the server(s) to connect to, comma-separated",
+    )
+
+
+def add_client_config_options(
+    parser: argparse.ArgumentParser, role: Literal["consumer", "producer"]
+) -> None:
+    """Kafka's ``--<role>-property`` (alias ``--command-property``; ``args.<role>_property``,
+    repeatable ``KEY=VALUE``) and ``--<role>.config`` (alias ``--command-config``;
+    ``args.<role>_config``, a properties file the properties override)."""
+    parser.add_argument(
+        f"--{role}-property",
+        "--command-property",
+        action="append",
+        dest=f"{role}_property",
+        metavar="KEY=VALUE",
+        help=f"{role} config property; repeatable",
+    )
+    parser.add_argument(
+        f"--{role}.config",
+        "--command-config",
+        dest=f"{role}_config",
+        metavar="FILE",
+        help=f"{role} config properties file (--{role}-property wins)",
+    )
 
 
 def to_text(data: bytes) -> str:

@@ -28,6 +28,7 @@ __all__ = [
     "add_connection_options",
     "client_config",
     "parse_key_values",
+    "properties_file",
 ]
 
 DEFAULT_TIMEOUT_MS = 30_000
@@ -81,12 +82,18 @@ def client_config(
 ) -> dict[str, Any]:
     """The librdkafka config of a tool: ``--command-config`` entries, then ``extra``, then
     ``bootstrap.servers`` from ``--bootstrap-server``."""
-    config: dict[str, Any] = {}
-    if getattr(args, "command_config", None):
-        path = Path(args.command_config)
-        if not path.is_file():
-            raise ToolError(f"--command-config {path}: no such file")
-        config.update(load_properties(path))
+    path = getattr(args, "command_config", None)
+    config: dict[str, Any] = properties_file(path, "--command-config")
     config.update(extra or {})
     config["bootstrap.servers"] = args.bootstrap_server
     return config
+
+
+def properties_file(path: str | Path | None, flag: str) -> dict[str, str]:
+    """The entries of a Java properties file named by ``flag`` (``{}`` for None); a missing
+    file is the ``ToolError`` ``<flag> <path>: no such file``."""
+    if not path:
+        return {}
+    if not Path(path).is_file():
+        raise ToolError(f"{flag} {path}: no such file")
+    return load_properties(path)

@@ -33,13 +33,19 @@ Java prints a double that is NaN or infinite (a division by an elapsed time of 0
 
 from __future__ import annotations
 
+import argparse
+import logging
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from franz.admin.options import DEFAULT_TIMEOUT_MS
+
 __all__ = [
+    "CLIENT_LOGGER_NAME",
     "CONSUMER_DETAILED_HEADER",
     "CONSUMER_HEADER",
     "DEFAULT_DATE_FORMAT",
@@ -47,8 +53,11 @@ __all__ = [
     "MAX_SAMPLED_LATENCIES",
     "ProducerStats",
     "ThroughputThrottler",
+    "add_timeout_option",
+    "client_observers",
     "consumer_progress_line",
     "consumer_total_line",
+    "drop_java_only_config",
     "e2e_average_line",
     "e2e_percentiles_line",
     "e2e_progress_line",
@@ -110,6 +119,31 @@ def split_java_client_config(config: Mapping[str, Any]) -> tuple[dict[str, Any],
     """``(config without JAVA_ONLY_CLIENT_KEYS, the dropped keys, sorted)``."""
     kept = {k: v for k, v in config.items() if k not in JAVA_ONLY_CLIENT_KEYS}
     return kept, sorted(k for k in config if k in JAVA_ONLY_CLIENT_KEYS)
+
+
+def drop_java_only_config(config: Mapping[str, Any], tool: str) -> dict[str, Any]:
+    """``config`` without JAVA_ONLY_CLIENT_KEYS; the dropped keys are noted on stderr as
+    ``franz <tool>: ignoring Java-only client configs: <k1>, <k2>``."""
+    kept, dropped = split_java_client_config(config)
+    if dropped:
+        print(
+            f"franz {tool}: ignoring Java-only client configs: {', '.join(dropped)}",
+            file=sys.stderr,
+        )
+    return kept
+
+
+def add_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """``--timeout MS`` (``args.timeout_ms``, default ``DEFAULT_TIMEOUT_MS``): how long
+    producer-perf-test and end-to-end-latency wait for the cluster's first answer."""
+    parser.add_argument(
+        "--timeout",
+        dest="timeout_ms",
+        type=int,
+        default=DEFAULT_TIMEOUT_MS,
+        metavar="MS",
+        help=f"how long to wait for the cluster's first answer (default {DEFAULT_TIMEOUT_MS})",
+    )
 
 
 # -- Java number printing ---------------------------------------------------------------------
@@ -554,3 +588,27 @@ def require_topic(
             raise ToolError(f"topic {topic!r} does not exist{hint}")
         raise ToolError(f"topic {topic!r}: {error.str()}")
     return len(found.partitions)
+
+
+# -- librdkafka logging and statistics --------------------------------------------------------
+
+#: librdkafka's log lines in the perf tools go through this Python logger (served by poll),
+#: WARNING and up to stderr; a tool disables it when its run fails, so the one-line error is
+#: not buried under them.
+CLIENT_LOGGER_NAME = "franz.perf.librdkafka"
+
+
+def client_observers(
+    config: dict[str, Any], *, print_metrics: bool
+) -> tuple[logging.Logger, list[str]]:
+    """Add the perf tools' librdkafka ``logger`` (unless ``config`` has one) and, with
+    ``print_metrics``, a ``stats_cb`` collecting librdkafka's statistics JSON every second
+    (``statistics.interval.ms`` 1000 unless set) to ``config``; return the logger and the
+    list the statistics go to."""
+    stats_json: list[str] = []
+    if print_metrics:
+        config.setdefault("statistics.interval.ms", 1000)
+        config["stats_cb"] = stats_json.append
+    logger = logging.getLogger(CLIENT_LOGGER_NAME)
+    config.setdefault("logger", logger)
+    return logger, stats_json

@@ -24,21 +24,19 @@ librdkafka cannot address.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from franz.admin.client import check_reachable, make_admin, result
 from franz.admin.configs_wire import RESOURCE_BROKER, RESOURCE_TOPIC, ConfigInfo
-from franz.admin.options import ToolError, add_connection_options
+from franz.admin.options import ToolError, add_connection_options, properties_file
 from franz.admin.topics import (
     config_line,
     configs_header,
     describe_resource_configs,
     parse_add_config,
 )
-from franz.config.properties import load_properties
 
 __all__ = ["add_arguments", "run"]
 
@@ -185,10 +183,7 @@ def _alter(admin: AdminClient, args: argparse.Namespace, metadata: object) -> No
     if args.add_config:
         to_set = parse_add_config(args.add_config)
     elif args.add_config_file:
-        path = Path(args.add_config_file)
-        if not path.is_file():
-            raise ToolError(f"--add-config-file {path}: no such file")
-        to_set = dict(load_properties(path))
+        to_set = properties_file(args.add_config_file, "--add-config-file")
     to_delete = [
         key.strip() for item in args.delete_config or [] for key in item.split(",") if key.strip()
     ]

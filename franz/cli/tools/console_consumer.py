@@ -37,33 +37,29 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import confluent_kafka
 
+from franz.admin.client import quiet
 from franz.admin.console import (
     ConsoleConfigError,
     ConsoleRecord,
     FormatterConfig,
+    add_bootstrap_option,
+    add_client_config_options,
     format_record,
     librdkafka_config,
     parse_property_args,
 )
-from franz.admin.options import DEFAULT_TIMEOUT_MS, ToolError
-from franz.config.properties import load_properties
+from franz.admin.options import DEFAULT_TIMEOUT_MS, ToolError, properties_file
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--bootstrap-server",
-        required=True,
-        metavar="HOST:PORT",
-        help="REQUIRED: the server(s) to connect to, comma-separated",
-    )
+    add_bootstrap_option(parser)
     parser.add_argument("--topic", help="the topic to consume from")
     parser.add_argument(
         "--include",
@@ -111,21 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--formatter-config", metavar="FILE", help="formatter properties file (--property wins)"
     )
-    parser.add_argument(
-        "--consumer-property",
-        "--command-property",
-        action="append",
-        dest="consumer_property",
-        metavar="KEY=VALUE",
-        help="consumer config property; repeatable",
-    )
-    parser.add_argument(
-        "--consumer.config",
-        "--command-config",
-        dest="consumer_config",
-        metavar="FILE",
-        help="consumer config properties file (--consumer-property wins)",
-    )
+    add_client_config_options(parser, "consumer")
     parser.add_argument(
         "--isolation-level",
         choices=("read_uncommitted", "read_committed"),
@@ -136,14 +118,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip a record the consumer reports an error for, instead of stopping",
     )
-
-
-def _load(path: str | None, flag: str) -> dict[str, str]:
-    if path is None:
-        return {}
-    if not Path(path).is_file():
-        raise ToolError(f"{flag} {path}: no such file")
-    return load_properties(Path(path))
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -194,7 +168,7 @@ def parse_offset(args: argparse.Namespace) -> int:
 
 def consumer_config(args: argparse.Namespace) -> tuple[dict[str, str], bool]:
     """The librdkafka config, and whether the group was generated."""
-    file_props = _load(args.consumer_config, "--consumer.config")
+    file_props = properties_file(args.consumer_config, "--consumer.config")
     extra = parse_property_args(args.consumer_property, "--consumer-property")
     groups = {g for g in (args.group, file_props.get("group.id"), extra.get("group.id")) if g}
     if len(groups) > 1:
@@ -226,8 +200,7 @@ def consumer_config(args: argparse.Namespace) -> tuple[dict[str, str], bool]:
     else:
         props["group.id"] = groups.pop()
     config = librdkafka_config(props)
-    # librdkafka logs every failed connect on stderr; the tool reports one line instead.
-    config.setdefault("log_level", "2")
+    quiet(config)  # the tool reports a failed connection in one line
     # The tool stores the offset of each printed record itself, so records fetched but not
     # printed (--max-messages) are never committed (Kafka's resetUnconsumedOffsets).
     config["enable.auto.offset.store"] = "false"
@@ -377,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_flags(args)
         config, _generated = consumer_config(args)
-        props = _load(args.formatter_config, "--formatter-config")
+        props = properties_file(args.formatter_config, "--formatter-config")
         props.update(parse_property_args(args.property, "--property"))
         formatter = FormatterConfig.from_properties(props)
         if args.partition is not None:

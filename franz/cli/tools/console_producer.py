@@ -32,34 +32,30 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import confluent_kafka
 
+from franz.admin.client import quiet
 from franz.admin.console import (
     CODECS,
     ConsoleConfigError,
     LineReaderConfig,
     LineRecord,
+    add_bootstrap_option,
+    add_client_config_options,
     librdkafka_config,
     parse_line,
     parse_property_args,
 )
-from franz.admin.options import ToolError
-from franz.config.properties import load_properties
+from franz.admin.options import ToolError, properties_file
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--bootstrap-server",
-        required=True,
-        metavar="HOST:PORT",
-        help="REQUIRED: the server(s) to connect to, comma-separated",
-    )
+    add_bootstrap_option(parser)
     parser.add_argument("--topic", required=True, help="REQUIRED: the topic to produce to")
     parser.add_argument(
         "--property",
@@ -72,21 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reader-config", metavar="FILE", help="line reader properties file (--property wins)"
     )
-    parser.add_argument(
-        "--producer-property",
-        "--command-property",
-        action="append",
-        dest="producer_property",
-        metavar="KEY=VALUE",
-        help="producer config property; repeatable",
-    )
-    parser.add_argument(
-        "--producer.config",
-        "--command-config",
-        dest="producer_config",
-        metavar="FILE",
-        help="producer config properties file (--producer-property wins)",
-    )
+    add_client_config_options(parser, "producer")
     parser.add_argument(
         "--compression-codec",
         nargs="?",
@@ -164,16 +146,8 @@ _MERGED_FLAGS: dict[str, tuple[str, int | str]] = {
 }
 
 
-def _load(path: str | None, flag: str) -> dict[str, str]:
-    if path is None:
-        return {}
-    if not Path(path).is_file():
-        raise ToolError(f"{flag} {path}: no such file")
-    return load_properties(Path(path))
-
-
 def reader_config(args: argparse.Namespace) -> LineReaderConfig:
-    props = _load(args.reader_config, "--reader-config")
+    props = properties_file(args.reader_config, "--reader-config")
     props.update(parse_property_args(args.property, "--property"))
     return LineReaderConfig.from_properties(props)
 
@@ -182,7 +156,7 @@ def producer_config(args: argparse.Namespace) -> tuple[dict[str, str], int]:
     """The librdkafka config and the max block time in ms (Java's ``max.block.ms``, which
     librdkafka lacks: it bounds the connection check, the wait for a topic's metadata
     (``topic.metadata.propagation.max.ms``) and the wait for room in the local queue)."""
-    props = _load(args.producer_config, "--producer.config")
+    props = properties_file(args.producer_config, "--producer.config")
     props.update(parse_property_args(args.producer_property, "--producer-property"))
     props["bootstrap.servers"] = args.bootstrap_server
     codec = (args.compression_codec or "none").lower()
@@ -204,8 +178,7 @@ def producer_config(args: argparse.Namespace) -> tuple[dict[str, str], int]:
         raise ConsoleConfigError("max.block.ms expects milliseconds") from None
     config = librdkafka_config(props)
     config.setdefault("partitioner", "murmur2_random")  # the Java client's key hashing
-    # librdkafka logs every failed connect on stderr; the tool reports one line instead.
-    config.setdefault("log_level", "2")
+    quiet(config)  # the tool reports a failed connection in one line
     config.setdefault("topic.metadata.propagation.max.ms", str(max_block_ms))
     if "delivery.timeout.ms" not in config:
         config.setdefault("message.timeout.ms", "120000")  # Java's delivery.timeout.ms

@@ -35,25 +35,23 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from franz.admin.options import ToolError
+from franz.admin.options import ToolError, properties_file
 from franz.admin.perf import (
     CONSUMER_DETAILED_HEADER,
     CONSUMER_HEADER,
     DEFAULT_DATE_FORMAT,
+    client_observers,
     consumer_progress_line,
     consumer_total_line,
+    drop_java_only_config,
     flatten_librdkafka_stats,
     format_metrics,
     java_date_formatter,
     require_topic,
-    split_java_client_config,
 )
-from franz.config.properties import load_properties
 
 __all__ = ["add_arguments", "run"]
 
@@ -133,12 +131,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def consumer_config(args: argparse.Namespace) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if args.consumer_config:
-        path = Path(args.consumer_config)
-        if not path.is_file():
-            raise ToolError(f"--consumer.config {path}: no such file")
-        config.update(load_properties(path))
+    config: dict[str, Any] = properties_file(args.consumer_config, "--consumer.config")
     config.update(
         {
             "bootstrap.servers": args.bootstrap_server,
@@ -149,13 +142,7 @@ def consumer_config(args: argparse.Namespace) -> dict[str, Any]:
         }
     )
     config.setdefault("client.id", "perf-consumer-client")
-    config, dropped = split_java_client_config(config)
-    if dropped:
-        print(
-            f"franz consumer-perf-test: ignoring Java-only client configs: {', '.join(dropped)}",
-            file=sys.stderr,
-        )
-    return config
+    return drop_java_only_config(config, "consumer-perf-test")
 
 
 def _now_ms() -> int:
@@ -163,7 +150,6 @@ def _now_ms() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
 
     from confluent_kafka import Consumer
 
@@ -176,14 +162,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         args.parser.error(f"--date-format: {exc}")
     config = consumer_config(args)
-    stats_json: list[str] = []
-    if args.print_metrics:
-        config.setdefault("statistics.interval.ms", 1000)
-        config["stats_cb"] = stats_json.append
-    # librdkafka's log lines go through Python logging (served by poll), WARNING and up to
-    # stderr; silenced when the run fails, so the one-line error is not buried under them
-    logger = logging.getLogger("franz.perf.librdkafka")
-    config.setdefault("logger", logger)
+    logger, stats_json = client_observers(config, print_metrics=args.print_metrics)
 
     consumer = Consumer(config)
     try:

@@ -28,27 +28,25 @@ unreachable cluster fails at once with one line (exit 1).
 from __future__ import annotations
 
 import argparse
-import logging
 import random
 import time
-from pathlib import Path
 from typing import Any
 
-from franz.admin.options import ToolError
+from franz.admin.options import ToolError, properties_file
 from franz.admin.perf import (
+    add_timeout_option,
+    client_observers,
     e2e_average_line,
     e2e_percentiles_line,
     e2e_progress_line,
     require_topic,
     split_java_client_config,
 )
-from franz.config.properties import load_properties
 
 __all__ = ["add_arguments", "run"]
 
 #: Kafka's EndToEndLatency.POLL_TIMEOUT_MS
 POLL_TIMEOUT_MS = 60_000
-DEFAULT_TIMEOUT_MS = 30_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,14 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--producer-acks", metavar="ACKS", help="1 or all")
     parser.add_argument("--record-size", type=int, metavar="BYTES", help="record size")
     parser.add_argument("--command-config", metavar="FILE", help="client properties file")
-    parser.add_argument(
-        "--timeout",
-        dest="timeout_ms",
-        type=int,
-        default=DEFAULT_TIMEOUT_MS,
-        metavar="MS",
-        help=f"how long to wait for the cluster's first answer (default {DEFAULT_TIMEOUT_MS})",
-    )
+    add_timeout_option(parser)
     parser.set_defaults(parser=parser)  # run() reports bad values as argparse errors (exit 2)
 
 
@@ -129,12 +120,7 @@ def settings(args: argparse.Namespace) -> Settings:
 
 
 def _base_config(s: Settings) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if s.properties:
-        path = Path(s.properties)
-        if not path.is_file():
-            raise ToolError(f"properties file {path}: no such file")
-        config.update(load_properties(path))
+    config: dict[str, Any] = properties_file(s.properties, "properties file")
     config["bootstrap.servers"] = s.bootstrap
     return split_java_client_config(config)[0]
 
@@ -149,9 +135,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if s.num_messages <= 0 or s.size < 0:
         args.parser.error("num_messages must be positive and message_size_bytes not negative")
-    logger = logging.getLogger("franz.perf.librdkafka")
     base = _base_config(s)
-    base.setdefault("logger", logger)
+    logger, _ = client_observers(base, print_metrics=False)
     consumer = Consumer(
         {
             **base,

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import random
 import sys
 import time
@@ -46,21 +45,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from franz.admin.options import ToolError, parse_key_values
+from franz.admin.options import ToolError, parse_key_values, properties_file
 from franz.admin.perf import (
     REPORTING_INTERVAL_MS,
     ProducerStats,
     ThroughputThrottler,
+    add_timeout_option,
+    client_observers,
+    drop_java_only_config,
     flatten_librdkafka_stats,
     format_metrics,
     require_topic,
-    split_java_client_config,
 )
-from franz.config.properties import load_properties
 
 __all__ = ["add_arguments", "run"]
 
-DEFAULT_TIMEOUT_MS = 30_000
 #: failed deliveries printed on stderr before the rest are only counted
 MAX_PRINTED_FAILURES = 5
 
@@ -134,14 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TRANSACTION-DURATION",
         help="refused: no transactions",
     )
-    parser.add_argument(
-        "--timeout",
-        dest="timeout_ms",
-        type=int,
-        default=DEFAULT_TIMEOUT_MS,
-        metavar="MS",
-        help=f"how long to wait for the cluster's first answer (default {DEFAULT_TIMEOUT_MS})",
-    )
+    add_timeout_option(parser)
     parser.set_defaults(parser=parser)  # run() reports bad values as argparse errors (exit 2)
 
 
@@ -152,12 +144,7 @@ def _now_ms() -> int:
 def producer_config(args: argparse.Namespace) -> dict[str, Any]:
     """The librdkafka config: the file, then --producer-props, then --bootstrap-server;
     client.id defaults to perf-producer-client; Java-only keys dropped with a note."""
-    config: dict[str, Any] = {}
-    if args.producer_config:
-        path = Path(args.producer_config)
-        if not path.is_file():
-            raise ToolError(f"--producer.config {path}: no such file")
-        config.update(load_properties(path))
+    config: dict[str, Any] = properties_file(args.producer_config, "--producer.config")
     config.update(parse_key_values(args.producer_props, "--producer-props"))
     if args.bootstrap_server:
         config["bootstrap.servers"] = args.bootstrap_server
@@ -172,13 +159,7 @@ def producer_config(args: argparse.Namespace) -> dict[str, Any]:
             "--transactional-id, --transaction-duration-ms and transactional.id"
         )
     config.setdefault("client.id", "perf-producer-client")
-    config, dropped = split_java_client_config(config)
-    if dropped:
-        print(
-            f"franz producer-perf-test: ignoring Java-only client configs: {', '.join(dropped)}",
-            file=sys.stderr,
-        )
-    return config
+    return drop_java_only_config(config, "producer-perf-test")
 
 
 def _payload_source(args: argparse.Namespace) -> tuple[bytes | None, Callable[[int], bytes]]:
@@ -214,14 +195,7 @@ def run(args: argparse.Namespace) -> int:
     if args.throughput == 0:
         args.parser.error("--throughput 0 would never send; give a rate, or -1 for no limit")
     config = producer_config(args)
-    stats_json: list[str] = []
-    if args.print_metrics:
-        config.setdefault("statistics.interval.ms", 1000)
-        config["stats_cb"] = stats_json.append
-    # librdkafka's log lines go through Python logging (served by poll), WARNING and up to
-    # stderr; silenced when the run fails, so the one-line error is not buried under them
-    logger = logging.getLogger("franz.perf.librdkafka")
-    config.setdefault("logger", logger)
+    logger, stats_json = client_observers(config, print_metrics=args.print_metrics)
     fixed, payload_of = _payload_source(args)
     producer = Producer(config)
     try:
