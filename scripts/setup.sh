@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System packages the tests use as real peers (kcat: librdkafka's CLI client).
-APT_PACKAGES=(kcat)
+# System packages: kcat (librdkafka's CLI client, a real peer in the tests), Java for PySpark,
+# and the benchmark suite's references (Redis Streams, NATS JetStream).
+APT_PACKAGES=(kcat redis-server redis-tools nats-server)
+command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -23,5 +25,5 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | grep -v '^WARNING: Location' || true
-.venv/bin/python -c 'import franz, crc32c, cramjam' # fail loudly if the install did not work
+.venv/bin/python -m pip install -q --disable-pip-version-check --config-settings editable_mode=compat -e '.[dev,spark,bench]' 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c 'import franz, crc32c, cramjam, pyspark, pyarrow' # fail loudly if the install did not work
