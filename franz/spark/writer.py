@@ -173,13 +173,47 @@ def _flush_timeout_s(conf: Mapping[str, str]) -> float:
 def produce_batches(
     conf: Mapping[str, str], max_block_ms: int, columns: SinkColumns, batches: Iterator[Any]
 ) -> FranzCommitMessage:
-    """Produce every row of ``batches`` (pyarrow RecordBatches) and wait for delivery."""
-    from confluent_kafka import KafkaException, Producer
+    """Produce every row of ``batches`` (pyarrow RecordBatches) and wait for delivery.
+
+    On any failure the records still queued in the producer are purged before raising, so a
+    failed task stops writing at once (records already sent may still land).
+    """
+    from confluent_kafka import Producer
 
     deliveries = _Deliveries()
     producer = Producer({**conf, "on_delivery": deliveries})
     bootstrap = conf.get("bootstrap.servers", "?")
     known: dict[str, int] = {}
+    try:
+        rows = _produce_all(producer, deliveries, bootstrap, max_block_ms, columns, batches, known)
+        timeout = _flush_timeout_s(conf)
+        remaining = producer.flush(timeout)
+        deliveries.check()
+        if remaining:
+            raise FranzWriteError(
+                f"{remaining} of {rows} records to {sorted(known)} not delivered to "
+                f"{bootstrap} within {timeout:.0f} s"
+            )
+    except BaseException:
+        producer.purge(in_queue=True, in_flight=False, blocking=False)
+        producer.flush(0)
+        raise
+    return FranzCommitMessage(rows=rows, counts=deliveries.by_topic())
+
+
+def _produce_all(
+    producer: Any,
+    deliveries: _Deliveries,
+    bootstrap: str,
+    max_block_ms: int,
+    columns: SinkColumns,
+    batches: Iterator[Any],
+    known: dict[str, int],
+) -> int:
+    """Hand every row to ``producer`` (``known``: topic -> partition count, filled as topics
+    are met); the number of rows."""
+    from confluent_kafka import KafkaException
+
     rows = 0
     produce = producer.produce
     for batch in batches:
@@ -204,15 +238,7 @@ def produce_batches(
             if rows % POLL_EVERY == 0:
                 producer.poll(0)
                 deliveries.check()
-    timeout = _flush_timeout_s(conf)
-    remaining = producer.flush(timeout)
-    deliveries.check()
-    if remaining:
-        raise FranzWriteError(
-            f"{remaining} of {rows} records to {sorted(known)} not delivered to {bootstrap} "
-            f"within {timeout:.0f} s"
-        )
-    return FranzCommitMessage(rows=rows, counts=deliveries.by_topic())
+    return rows
 
 
 def _written_topics(messages: list[WriterCommitMessage | None]) -> set[str]:

@@ -159,7 +159,7 @@ def test_null_key_null_value_and_timestamp_column(
     assert records[1]["timestamp"][1] >= before  # null: the producer's clock
 
 
-def test_a_million_small_rows(spark: SparkSession, broker: BrokerProcess) -> None:
+def test_many_small_rows(spark: SparkSession, broker: BrokerProcess) -> None:
     """Volume: every row lands once (the rows/s figure is printed, never asserted)."""
     create_topic(broker.bootstrap, "bulk", 2)
     n = 200_000
@@ -249,3 +249,15 @@ def test_bad_rows_fail_the_job(
     options = {} if ddl.startswith("topic") else {"topic": "t"}
     with pytest.raises(Exception, match=message):
         writer(df, broker.bootstrap, **options).save()
+
+
+def test_a_delivery_error_fails_the_job(spark: SparkSession, broker: BrokerProcess) -> None:
+    """The broker refuses the batch (over the topic's max.message.bytes): the task fails
+    naming the topic, partition and error, rather than dropping the record."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = NewTopic("small", 1, 1, config={"max.message.bytes": "1000"})
+    admin.create_topics([topic])["small"].result(timeout=30)
+    df = spark.createDataFrame([("x" * 5000,)], "value string")
+    with pytest.raises(Exception, match="Failed to deliver a record to topic small partition 0"):
+        writer(df, broker.bootstrap, topic="small").save()
+    assert read_topic(broker.bootstrap, "small") == []
