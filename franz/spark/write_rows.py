@@ -14,10 +14,13 @@ column          type                                        when absent
 ``timestamp``   timestamp or double (seconds)               the producer's clock (CreateTime)
 ==============  ==========================================  ==================================
 
-The ``topic`` option, when set, overrides the ``topic`` column, as in Spark. A null topic in a
-row, or a null header key, fails the write with Spark's message. A null ``value`` is written
-as a null value (a tombstone for compacted topics), as Spark does. Nothing here does I/O: the
-writer (:mod:`franz.spark.writer`) feeds :func:`batch_records` into a producer.
+``timestamp`` follows Spark's current ``KafkaWriter`` (its ``timestampExpression``: a
+timestamp is truncated to ms, a double is seconds). The ``topic`` option, when set, overrides
+the ``topic`` column, as in Spark. A null topic in a row, or a null header key, fails the
+write with Spark's message. A null ``value`` is written as a null value (a tombstone for
+compacted topics), as Spark does. A timestamp of exactly the epoch (0 ms) means "no
+timestamp" to librdkafka, so such a record gets the producer's clock. Nothing here does I/O:
+the writer (:mod:`franz.spark.writer`) feeds :func:`batch_records` into a producer.
 """
 
 from __future__ import annotations

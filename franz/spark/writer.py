@@ -1,5 +1,22 @@
 """The ``franz`` sink: batch and streaming writes of DataFrames to topics, as Spark's Kafka sink.
 
+::
+
+    (df.selectExpr("user_id as key", "to_json(struct(*)) as value")
+       .write.format("franz").mode("append")          # batch: say "append" (see below)
+       .option("kafka.bootstrap.servers", "127.0.0.1:9092")
+       .option("topic", "page-stats").save())
+
+    (df.writeStream.format("franz")                   # streaming: append or complete mode
+       .option("kafka.bootstrap.servers", "127.0.0.1:9092")
+       .option("topic", "page-stats")
+       .option("checkpointLocation", "/data/checkpoints/page-stats")
+       .start())
+
+A batch write must say ``mode("append")``: Spark refuses its default mode, ErrorIfExists, for
+every Python data source ("UNSUPPORTED_DATA_SOURCE_SAVE_MODE"), where Spark's JVM Kafka sink
+takes it as append.
+
 Columns and options follow Spark's Kafka sink (:mod:`franz.spark.write_rows` has the table):
 ``value`` (required), ``key``, ``headers``, ``partition``, ``timestamp``, and ``topic`` unless
 the ``topic`` option is set (the option wins). ``kafka.*`` options go to the producer
