@@ -21,6 +21,7 @@ from tests.support.broker import BrokerProcess
 #: Settings for a test session: small, quiet, loopback only.
 SPARK_CONF = {
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.shuffle.partitions": "2",
