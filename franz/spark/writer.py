@@ -387,6 +387,10 @@ class FranzStreamWriter(_FranzWriter, DataSourceStreamArrowWriter):
             log.info("batch %d: no task reported a query id; nothing to mark", batchId)
             return
         query_id = str(sorted(q for q in query_ids if q is not None)[0])
+        reports = [m for m in messages if isinstance(m, FranzCommitMessage)]
+        if reports and all(m.skipped for m in reports):
+            log.warning("query %s batch %d: replay skipped, already marked", query_id, batchId)
+            return
         topics = _written_topics(messages)
         if self.topic_option is not None:
             topics.add(self.topic_option)
