@@ -140,6 +140,7 @@ class Results(Findings):
         self.plots: list[Path] = []
         self.runs_per_row = 0
         self.targets: list[Target] = []
+        self.targets_caption = ""
 
     def add(
         self,
@@ -304,6 +305,7 @@ class Results(Findings):
             parts += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
         if self.targets:
             parts += ["### The broker issue's targets", "", self.targets_table(), ""]
+            parts += [self.targets_caption, ""] if self.targets_caption else []
         if self.plots:
             parts += ["### Plots", "", *[f"- `{p}`" for p in self.plots], ""]
         parts.append(
