@@ -219,3 +219,12 @@ def test_smoke_run_of_the_size_sweep_writes_the_report_and_a_plot(tmp_path, caps
     assert (cfg.results_dir / "sizes.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (cfg.results_dir / "results.json").exists()
     assert "Warnings:" not in report, report
+
+
+def test_quick_targets_carry_a_caption_saying_they_mean_nothing():
+    res = results_with_two_systems()
+    res.targets = [Target("rate", "produce", "c", FRANZ, "records_s", 1)]
+    assert "Quick mode" not in res.markdown()
+    res.targets_caption = "Quick mode: not a verdict."
+    text = res.markdown()
+    assert text.index("Quick mode: not a verdict.") > text.index("### The broker issue's targets")
