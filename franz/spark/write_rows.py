@@ -203,11 +203,16 @@ def batch_records(batch: Any, columns: SinkColumns) -> Iterator[Record]:
         topics = topic_column.to_pylist()
     keys: Any = batch.column("key").to_pylist() if columns.key else repeat(None, rows)
     values = batch.column("value").to_pylist()
-    partitions: Any = (
-        pc.fill_null(batch.column("partition"), -1).to_pylist()
-        if columns.partition
-        else repeat(-1, rows)
-    )
+    partitions: Any = repeat(-1, rows)
+    if columns.partition:
+        partition_column = batch.column("partition")
+        lowest = pc.min(partition_column).as_py()
+        if lowest is not None and lowest < 0:  # -1 would silently mean "the partitioner"
+            raise ValueError(
+                f"Invalid partition: {lowest}. "
+                "Partition number should always be non-negative or null."
+            )
+        partitions = pc.fill_null(partition_column, -1).to_pylist()
     headers: Any = (
         [_headers(h) for h in batch.column("headers").to_pylist()]
         if columns.headers

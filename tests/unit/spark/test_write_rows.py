@@ -212,6 +212,15 @@ def test_null_header_key_is_refused() -> None:
         list(batch_records(batch, columns))
 
 
+def test_negative_partition_is_refused() -> None:
+    batch = pa.RecordBatch.from_pydict(
+        {"value": ["1", "2"], "partition": pa.array([None, -1], pa.int32())}
+    )
+    columns = sink_columns(schema("value string, partition int"), "t")
+    with pytest.raises(ValueError, match="Invalid partition: -1"):
+        list(batch_records(batch, columns))
+
+
 def test_empty_batch() -> None:
     batch = pa.RecordBatch.from_pydict({"value": pa.array([], pa.string())})
     columns = sink_columns(schema("value string"), "t")
