@@ -221,3 +221,14 @@ def test_topic_to_topic_through_the_franz_source_is_exactly_once_on_replay(
         assert r["key"] == f"k{i % 11}".encode()
         assert r["headers"] == [("n", b"%d" % i)]
         assert r["partition"] == java_partition(r["key"], 2)
+
+
+def test_a_bad_schema_fails_the_query_before_writing(
+    spark: SparkSession, broker: BrokerProcess, tmp_path: Path
+) -> None:
+    create_topic(broker.bootstrap, "out", 1)
+    write_events(tmp_path / "in", "part-0.json", 0, 10)
+    no_value = spark.readStream.schema(SCHEMA).json(str(tmp_path / "in")).selectExpr("user as key")
+    with pytest.raises(Exception, match="Required attribute 'value' not found"):
+        run_available_now(no_value, broker.bootstrap, tmp_path / "cp", "out")
+    assert read_topic(broker.bootstrap, "out") == []
