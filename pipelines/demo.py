@@ -174,7 +174,9 @@ def run_demo(args: argparse.Namespace, work: Path) -> int:
         return _summary(spark, bootstrap, events, run.watermark_ms, stats_dir, history_dir, args)
     finally:
         if spark is not None:
-            spark.stop()
+            # After Ctrl-C the JVM may be gone already (it got the SIGINT too).
+            with contextlib.suppress(Exception):
+                spark.stop()
         if broker is not None:
             code = broker.stop()
             print(f"broker stopped (exit code {code})")

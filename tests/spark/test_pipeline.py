@@ -182,6 +182,43 @@ def test_history_holds_every_record_of_the_topic(pipeline, spark):
     assert all(r["date"] == r["timestamp"].date() for r in got.values())
 
 
+def test_generator_cli_produces_the_planned_stream_round_by_round(broker):
+    """``python -m pipelines.events`` twice (``--round 1``, ``--round 2``): the same stream
+    as ``generate_events``, each user's events in order in one partition."""
+    spec = GeneratorSpec(events=600, seed=5, events_per_minute=100)
+    ensure_topics(broker.bootstrap, {EVENTS_TOPIC: 3})
+    outputs = []
+    for round_no in (1, 2):
+        args = ["--bootstrap-server", broker.bootstrap, "--events", "600", "--seed", "5"]
+        args += ["--events-per-minute", "100", "--round", str(round_no)]
+        proc = subprocess.run(
+            [sys.executable, "-m", "pipelines.events", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outputs.append(proc.stdout)
+    assert re.search(r"^300 records sent, [\d.]+ records/sec", outputs[0], re.MULTILINE)
+    assert "300 events produced (on_time " in outputs[1] and ", 0 failed" in outputs[1]
+    records = consume_with("confluent-kafka", broker.bootstrap, EVENTS_TOPIC, [0, 1, 2], 600)
+    assert len(records) == 600
+    events = list(generate_events(spec))
+    assert sorted(r.value for r in records) == sorted(e.value for e in events)
+    by_key: dict[bytes, list[bytes]] = {}
+    homes: dict[bytes, set[int]] = {}
+    for record in sorted(records, key=lambda r: (r.partition, r.offset)):
+        by_key.setdefault(record.key, []).append(record.value)
+        homes.setdefault(record.key, set()).add(record.partition)
+    assert all(len(home) == 1 for home in homes.values())
+    assert len({p for home in homes.values() for p in home}) == 3
+    planned: dict[bytes, list[bytes]] = {}
+    for event in events:
+        planned.setdefault(event.key, []).append(event.value)
+    assert by_key == planned
+
+
 def test_demo_runs_end_to_end(tmp_path):
     """``python -m pipelines.demo``: its own broker and Spark driver, a consistent summary."""
     proc = subprocess.run(
