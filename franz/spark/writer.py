@@ -233,6 +233,7 @@ def _produce_all(
 
     rows = 0
     produce = producer.produce
+    plain = not columns.headers and columns.timestamp is None
     for batch in batches:
         for topic in batch_topics(batch, columns):
             if topic not in known:
@@ -240,7 +241,10 @@ def _produce_all(
         for topic, key, value, partition, headers, timestamp in batch_records(batch, columns):
             while True:
                 try:
-                    produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
+                    if plain:  # keywords cost ~40 % more per call: pass them only if needed
+                        produce(topic, value, key, partition)
+                    else:
+                        produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
                     break
                 except BufferError:
                     producer.poll(0.05)  # the local queue is full: let deliveries drain it
