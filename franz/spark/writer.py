@@ -64,6 +64,11 @@ The guarantee, exactly:
 * If storing the marker fails, ``commit()`` logs a warning and lets Spark commit the batch
   (raising would make Spark replay the batch with no marker, a certain duplicate).
 
+The marker group shows up in ``consumer-groups --list``; its "offset" is a batch number, not
+a position, so its lag means nothing. On a secured cluster the query's principal needs
+Describe and Read on the group ``franz-spark-sink-*`` (OffsetFetch, OffsetCommit): a write
+task that can't read the markers fails rather than risk a duplicate.
+
 Batch writes (``df.write.format("franz").save()``) are plain at-least-once writes; their
 ``commit`` / ``abort`` only log. ``abort`` has nothing to undo: records already delivered
 stay in the log (Kafka has no way to take them back outside transactions).
