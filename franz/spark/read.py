@@ -54,6 +54,15 @@ BATCH_ROWS = 10_000
 #: so this only bounds the wait at a gap or at the end of the log.
 CONSUME_WAIT_S = 0.05
 
+#: Bigger fetches than librdkafka's defaults (1 MiB per partition, 50 MiB per request): a task
+#: reads one known range as fast as it can; measured ~1.6x faster against a Franz broker for
+#: 100-byte records. ``kafka.*`` options override them.
+FETCH_DEFAULTS: dict[str, Any] = {
+    "max.partition.fetch.bytes": 8 * 1024 * 1024,
+    "fetch.max.bytes": 64 * 1024 * 1024,
+    "queued.max.messages.kbytes": 128 * 1024,
+}
+
 _HEADER_STRUCT = pa.struct(
     [pa.field("key", pa.string(), nullable=True), pa.field("value", pa.binary(), nullable=True)]
 )
@@ -121,7 +130,8 @@ class FranzInputPartition(InputPartition):
 
 def consumer_config(options: ReadOptions) -> dict[str, Any]:
     """The executor consumer's librdkafka settings: the user's ``kafka.*`` ones, then ours."""
-    config: dict[str, Any] = dict(options.client)
+    config: dict[str, Any] = dict(FETCH_DEFAULTS)
+    config.update(options.client)
     config.setdefault("log_level", 2)
     config.update(
         {
