@@ -66,6 +66,7 @@ QUERY_NAMES: Final = ("page-stats-parquet", "page-stats-topic", "dead-letters")
 OPTIONAL_FIELDS: Final = ("element", "query", "referrer", "user_agent")
 #: ``ts``: ISO-8601 UTC with milliseconds (``X`` accepts the ``Z``).
 TS_FORMAT: Final = "yyyy-MM-dd'T'HH:mm:ss.SSSX"
+TS_REGEX: Final = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 #: How the outputs print timestamps (always UTC, whatever the session's time zone).
 JSON_OPTIONS: Final = {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", "timeZone": "UTC"}
 _CORRUPT: Final = "_corrupt_record"
@@ -96,7 +97,11 @@ def parse_activity(raw: DataFrame) -> DataFrame:
     type_missing = F.when(
         (event["event_type"] == "click") & event["element"].isNull(), F.lit("element")
     ).when((event["event_type"] == "search") & event["query"].isNull(), F.lit("query"))
-    event_time = F.try_to_timestamp(event["ts"], F.lit(TS_FORMAT))
+    # The regex keeps Spark as strict as the schema (UTC, 'Z', milliseconds): the pattern
+    # alone would also take offsets such as +01:00.
+    event_time = F.when(
+        event["ts"].rlike(TS_REGEX), F.try_to_timestamp(event["ts"], F.lit(TS_FORMAT))
+    )
     known = event["event_type"].isin(*EVENT_TYPES)
     error: Column = (
         F.when(invalid, F.lit("invalid_json"))
@@ -358,7 +363,11 @@ def run_activity_stream(
     run = StreamRun(seconds=time.monotonic() - started)
     for query in queries:
         info = QueryRun(query.name)
+        seen: set[int] = set()
         for progress in query.recentProgress:
+            if progress.batchId in seen:  # an idle report repeats the last batch id
+                continue
+            seen.add(progress.batchId)
             info.batches += 1
             info.input_rows += progress.numInputRows
             info.watermark_ms = _iso_ms((progress.eventTime or {}).get("watermark"))

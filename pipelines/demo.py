@@ -144,8 +144,9 @@ def run_demo(args: argparse.Namespace, work: Path) -> int:
             bootstrap = broker.bootstrap
             print(f"broker pid {broker.proc.pid if broker.proc else '?'} on {bootstrap}")
         ensure_topics(bootstrap, TOPICS)
-        if any(topic_end_offsets(bootstrap, EVENTS_TOPIC).values()):
-            print(f"{EVENTS_TOPIC} already holds records: use a fresh broker", file=sys.stderr)
+        used = [t for t in TOPICS if any(topic_end_offsets(bootstrap, t).values())]
+        if used:
+            print(f"{', '.join(used)} already hold records: use a fresh broker", file=sys.stderr)
             return 2
         # The stream always spans DEMO_MINUTES of event time, however many events it has.
         per_minute = max(1, round(args.events / DEMO_MINUTES))

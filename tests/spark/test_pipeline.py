@@ -9,6 +9,7 @@ Python, and the topics are read back with confluent-kafka, not with the connecto
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
@@ -19,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.activity_stream import QUERY_NAMES, StreamRun, run_activity_stream
+from pipelines.activity_stream import QUERY_NAMES, StreamRun, parse_activity, run_activity_stream
 from pipelines.common import DLQ_TOPIC, EVENTS_TOPIC, STATS_TOPIC, ensure_topics
 from pipelines.events import Event, GeneratorSpec, format_ts, generate_events, produce
 from pipelines.history_batch import HistoryRun, run_history_batch
-from pipelines.oracle import Expected, expected_results
+from pipelines.oracle import Expected, classify, expected_results
 from tests.spark.conftest import spark_environment
 from tests.support.broker import BrokerProcess
 from tests.support.clients import Consumed, consume_with, end_offsets
@@ -79,6 +80,49 @@ def pipeline(spark, tmp_path_factory):
     finally:
         code = broker.stop()
     assert code == 0, broker.output()
+
+
+EDGE_VALUES = [
+    b"",
+    b"null",
+    b"{}",
+    b"[]",
+    b'"text"',
+    b'{"event_id": "e"',
+    b"\xff\xfe{}",
+    b'{"event_id":"e","event_type":5,"ts":"2026-01-01T00:00:00.000Z","user_id":"u",'
+    b'"session_id":"s","page":"/"}',
+    b'{"event_id":"e","event_type":"click","ts":"2026-01-01T00:00:00.000+01:00","user_id":"u",'
+    b'"session_id":"s","page":"/","element":"x"}',
+    b'{"event_id":"e","event_type":"search","ts":"2026-01-01T00:00:00.000Z","user_id":"u",'
+    b'"session_id":"s","page":"/","query":null}',
+    b'{"event_id":"e","event_type":"search","ts":"2026-01-01T23:59:59.999Z","user_id":"u",'
+    b'"session_id":"s","page":"/","query":"caf\xc3\xa9"}',
+]
+
+
+def test_spark_validation_agrees_with_the_oracle(spark):
+    """``parse_activity`` on an in-memory DataFrame: every generated defect variant, a sample
+    of valid events and edge cases get the oracle's reason and event time."""
+    events = list(generate_events(GeneratorSpec(events=4_000, seed=13, malformed_fraction=0.3)))
+    values = [e.value for e in events if e.kind == "malformed"][:600]
+    values += [e.value for e in events if e.kind != "malformed"][:200] + EDGE_VALUES
+    frame = spark.createDataFrame(
+        [(v, EVENTS_TOPIC, 0, i) for i, v in enumerate(values)],
+        "value binary, topic string, partition int, offset long",
+    )
+    rows = parse_activity(frame).select("offset", "error", "error_detail", "event_time").collect()
+    assert len(rows) == len(values)
+    for row in rows:
+        reason, _, ts = classify(values[row["offset"]])
+        assert row["error"] == reason, values[row["offset"]]
+        if reason is None:
+            assert int(row["event_time"].timestamp() * 1000) == ts
+        else:
+            assert row["event_time"] is None or reason != "bad_timestamp"
+            assert row["error_detail"]
+    tombstone = spark.createDataFrame([(None,)], "value binary")
+    assert parse_activity(tombstone).collect()[0]["error"] == "invalid_json"
 
 
 def test_the_generated_stream_exercises_every_path(pipeline):
@@ -176,10 +220,12 @@ def test_history_holds_every_record_of_the_topic(pipeline, spark):
     )
     got = {(r["partition"], r["offset"]): r for r in rows.collect()}
     assert len(got) == total  # no (partition, offset) twice
-    topic = {(r.partition, r.offset): r.value for r in read_all(pipeline.bootstrap, EVENTS_TOPIC)}
-    assert {k: r["value"] for k, r in got.items()} == topic
+    topic = {(r.partition, r.offset): r for r in read_all(pipeline.bootstrap, EVENTS_TOPIC)}
+    assert {k: r["value"] for k, r in got.items()} == {k: r.value for k, r in topic.items()}
     assert all(r["topic"] == EVENTS_TOPIC for r in got.values())
-    assert all(r["date"] == r["timestamp"].date() for r in got.values())
+    for key, row in got.items():  # partitioned by the UTC date of the Kafka timestamp
+        stamp = dt.datetime.fromtimestamp(topic[key].timestamp_ms / 1000, dt.UTC)
+        assert row["date"] == stamp.date()
 
 
 def test_generator_cli_produces_the_planned_stream_round_by_round(broker):
