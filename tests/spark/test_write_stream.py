@@ -11,6 +11,7 @@ with the sink's marker group deleted, the same replay writes batch N a second ti
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,12 @@ def write_events(folder: Path, name: str, first: int, count: int) -> None:
         json.dumps({"id": i, "user": f"user-{i % 7}", "page": f"/page/{i % 5}"})
         for i in range(first, first + count)
     ]
-    (folder / name).write_text("\n".join(lines) + "\n")
+    path = folder / name
+    path.write_text("\n".join(lines) + "\n")
+    # The file source takes files in modification-time order: make that the write order
+    # (files written in the same millisecond would otherwise come in any order).
+    stamp = 1_700_000_000 + first
+    os.utime(path, (stamp, stamp))
 
 
 def events(spark: SparkSession, folder: Path) -> DataFrame:
