@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-__all__ = ["bar_plot", "line_plot", "write_plots"]
+__all__ = ["bar_plot", "line_plot", "main", "relative", "write_plots"]
 
 Series = Mapping[str, Sequence[tuple[float, ...]]]
 
@@ -48,15 +48,19 @@ def line_plot(
     panels: Sequence[tuple[str, Series]],
     *,
     logx: bool = False,
-    logy: bool = False,
+    logy: bool | Sequence[bool] = False,
 ) -> Path | None:
-    """One figure, one panel per ``(ylabel, series)``, side by side, sharing the x axis."""
-    panels = [(label, s) for label, s in panels if any(s.values())]
-    if not panels:
+    """One figure, one panel per ``(ylabel, series)``, side by side, sharing the x axis.
+
+    ``logy``: one flag for every panel, or one per panel.
+    """
+    flags = [logy] * len(panels) if isinstance(logy, bool) else list(logy)
+    kept = [(p, f) for p, f in zip(panels, flags, strict=True) if any(p[1].values())]
+    if not kept:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
-    for ax, (ylabel, series) in zip(axes[0], panels, strict=True):
-        _draw(ax, series, ylabel, logx=logx, logy=logy)
+    fig, axes = plt.subplots(1, len(kept), figsize=(6 * len(kept), 4.5), squeeze=False)
+    for ax, ((ylabel, series), flag) in zip(axes[0], kept, strict=True):
+        _draw(ax, series, ylabel, logx=logx, logy=flag)
         ax.set_xlabel(xlabel)
     fig.suptitle(title)
     fig.tight_layout()
@@ -107,6 +111,7 @@ def write_plots(results: object, out_dir: Path) -> list[Path]:
 
     assert isinstance(results, Results)
     out_dir.mkdir(parents=True, exist_ok=True)
+    stored = results.series("stored", "records_s")
     made: list[Path | None] = [
         line_plot(
             out_dir / "sizes.png",
@@ -122,8 +127,12 @@ def write_plots(results: object, out_dir: Path) -> list[Path]:
         line_plot(
             out_dir / "stored.png",
             "Produce throughput (100 B records) versus data already stored",
-            "GiB stored before the run",
-            [("records/s", results.series("stored", "records_s"))],
+            "GiB stored before the level's runs",
+            [
+                ("records/s (log scale)", stored),
+                ("% of the same system's rate with nothing stored", relative(stored)),
+            ],
+            logy=[True, False],
         ),
         line_plot(
             out_dir / "partitions.png",
@@ -168,6 +177,38 @@ def write_plots(results: object, out_dir: Path) -> list[Path]:
     return [p for p in made if p is not None]
 
 
+def relative(series: Series) -> dict[str, list[tuple[float, ...]]]:
+    """Each system's points as % of its first point's median (flat = 100 %)."""
+    out: dict[str, list[tuple[float, ...]]] = {}
+    for system, points in series.items():
+        if points and points[0][1] > 0:
+            base = points[0][1] / 100
+            out[system] = [(p[0], *(v / base for v in p[1:])) for p in points]
+    return out
+
+
 def _median(runs: Sequence[object], field: str) -> float | None:
     values = [getattr(r, field) for r in runs if not math.isnan(getattr(r, field))]
     return statistics.median(values) if values else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.plots RESULTS_JSON [OUT_DIR]``: redraw a past suite run's plots."""
+    import json
+    import sys
+
+    from bench.suite_results import results_from_json
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not 1 <= len(args) <= 2:
+        print(main.__doc__)
+        return 2
+    source = Path(args[0])
+    out_dir = Path(args[1]) if len(args) == 2 else source.parent
+    for path in write_plots(results_from_json(json.loads(source.read_text())), out_dir):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -413,10 +413,11 @@ class Suite:
             self.res.warn(f"redis-benchmark {key}: {run.describe_failure()}")
             return None
         m = self.measure(run, before, after, records, records * size)
-        m.note = f"-c {clients} -P {pipeline}; redis-benchmark's own {parse_redis_benchmark(run.stdout).rps:,.0f} rps"  # noqa: E501
+        own = parse_redis_benchmark(run.stdout).rps
+        m.note = f"-c {clients} -P {pipeline}; redis-benchmark's own {own:,.0f} rps"
         return m
 
-    def peer(self, command: str, server: Server, *args: object, what: str) -> Measure | None:
+    def peer(self, command: str, server: Server | None, *args: object, what: str) -> Measure | None:
         """A Python child (``peer_clients``); its own loop time, the server's CPU and RSS."""
         run, before, after = self.timed(peer_child(command, *args), server, stdout="capture")
         if not run.ok:

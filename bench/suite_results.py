@@ -21,7 +21,15 @@ from typing import Any
 from bench.broker_bench import LatencyRun
 from bench.report import Findings, fmt_or_dash, render_markdown_table, summarize
 
-__all__ = ["SCENARIO_TITLES", "Measure", "Results", "Row", "Target", "latency_span"]
+__all__ = [
+    "SCENARIO_TITLES",
+    "Measure",
+    "Results",
+    "Row",
+    "Target",
+    "latency_span",
+    "results_from_json",
+]
 
 MB = 1e6
 GB = 1e9
@@ -371,6 +379,32 @@ class Results(Findings):
         for points in out.values():
             points.sort()
         return out
+
+
+def results_from_json(data: dict[str, Any]) -> Results:
+    """The :class:`Results` a ``results.json`` was written from (rows, latency, notes).
+
+    So the plots can be redrawn from a past run: ``python -m bench.plots results.json``.
+    """
+    res = Results()
+    for row in data.get("rows", []):
+        for run in row["runs"]:
+            m = Measure(
+                records=run["records"],
+                nbytes=run["bytes"],
+                seconds=run["seconds"],
+                client_cpu_s=run.get("client_cpu_s"),
+                broker_cpu_s=run.get("broker_cpu_s"),
+                rss_mib=run.get("rss_mib"),
+                hwm_mib=run.get("hwm_mib"),
+                cut=bool(run.get("cut")),
+            )
+            res.add(row["scenario"], row["case"], row["system"], m, franz=row["franz"], x=row["x"])
+    for system, entry in data.get("latency", {}).items():
+        for run in entry["runs"]:
+            res.add_latency(system, entry["consumer"], LatencyRun(**run))
+    res.scenario_notes = dict(data.get("notes", {}))
+    return res
 
 
 def vars_of(run: LatencyRun) -> dict[str, float]:

@@ -50,7 +50,7 @@ def _kafka_child(s: Suite, command: str, system: str, topic: str, *args: object)
     seconds = s.cfg.run_timeout - 10
     return s.peer(
         command,
-        server,  # type: ignore[arg-type]
+        server,
         "--topic", topic, "--seconds", seconds, *target, *args,
         what=f"{command}, {system}",
     )  # fmt: skip
