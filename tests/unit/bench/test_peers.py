@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.broker_bench import latency_run
 from bench.broker_clients import CHILDREN, parse_json_line, run_timed
 from bench.peer_clients import parse_args as peer_args
 from bench.peer_clients import peer_child
@@ -27,6 +28,12 @@ from bench.peers import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _latency_args(out: dict) -> dict:
+    """The latency children's JSON line, as ``broker_bench.latency_run``'s arguments."""
+    assert out["received"] == len(out["latencies_us"])
+    return {"latencies_us": out["latencies_us"], "sent": out["sent"]}
 
 
 def fixture(name: str) -> str:
@@ -128,6 +135,15 @@ def test_redis_server_with_the_aof_serves_the_redis_children(tmp_path):
         assert consume.ok, consume.describe_failure()
         got = parse_json_line(consume.stdout)
         assert (got["records"], got["expected"], got["bytes"]) == (3000, 3000, 300_000)
+        latency = run_timed(
+            peer_child("redis-latency", "--port", port, "--key", "l", "--seconds", 0.3,
+                       "--rate", 100),
+            timeout=30.0,
+            stdout="capture",
+        )  # fmt: skip
+        assert latency.ok, latency.describe_failure()
+        lat = latency_run(**_latency_args(parse_json_line(latency.stdout)))
+        assert lat.received == 30 and lat.lost == 0 and 0 < lat.p50 < 1000
         assert server.sample() is not None
     finally:
         code = server.stop()
@@ -156,6 +172,15 @@ def test_nats_server_with_jetstream_serves_the_nats_children(tmp_path):
         assert consume.ok, consume.describe_failure()
         got = parse_json_line(consume.stdout)
         assert (got["records"], got["expected"], got["bytes"]) == (500, 500, 50_000)
+        latency = run_timed(
+            peer_child("nats-latency", "--url", server.url, "--stream", "l", "--seconds", 0.3,
+                       "--rate", 100),
+            timeout=30.0,
+            stdout="capture",
+        )  # fmt: skip
+        assert latency.ok, latency.describe_failure()
+        lat = latency_run(**_latency_args(parse_json_line(latency.stdout)))
+        assert lat.received == 30 and lat.lost == 0 and 0 < lat.p50 < 1000
     finally:
         server.stop()
     assert server.proc is None
