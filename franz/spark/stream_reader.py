@@ -106,8 +106,14 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
         begin = offsets_from_json(start)
-        latest = self._pinned if self._pinned is not None else self._fetch_latest()
-        self._latest = latest if self._pinned is None else None
+        if self._pinned is not None:
+            # Spark calls prepareForTriggerAvailableNow before initialOffset: a start resolved
+            # (``latest``) after the pin may be past it. That is not data loss, only nothing
+            # to read in this run.
+            latest = {tp: max(o, begin.get(tp, o)) for tp, o in self._pinned.items()}
+            self._latest = None
+        else:
+            latest = self._latest = self._fetch_latest()
         end = dict(latest)
         if isinstance(limit, ReadMaxRows):
             end = rate_limit(limit.max_rows, begin, latest)
