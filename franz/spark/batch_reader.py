@@ -19,7 +19,7 @@ from pyspark.sql.types import StructType
 
 from franz.spark.admin import OffsetReader
 from franz.spark.offsets import OffsetRange, split_ranges
-from franz.spark.options import ReadOptions, parse_read_options
+from franz.spark.options import ReadOptions, check_schema, parse_read_options
 from franz.spark.read import FranzInputPartition, read_range
 
 __all__ = ["FranzBatchReader"]
@@ -30,6 +30,7 @@ class FranzBatchReader(DataSourceReader):
 
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.options: ReadOptions = parse_read_options(options, streaming=False)
+        check_schema(schema, self.options.include_headers)
         self.schema = schema
 
     def plan(self) -> list[OffsetRange]:

@@ -61,7 +61,7 @@ from franz.spark.offsets import (
     parse_partition_timestamps,
 )
 
-__all__ = ["ReadOptions", "Strategy", "parse_read_options"]
+__all__ = ["ReadOptions", "Strategy", "check_schema", "parse_read_options"]
 
 STRATEGY_KEYS = ("subscribe", "subscribepattern", "assign")
 _STRATEGY_NAMES = "subscribe, subscribePattern, assign"
@@ -261,3 +261,15 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
         fetch_retry_interval_ms=10 if interval is None else interval,
         group_id=group_id,
     )
+
+
+def check_schema(schema: object, include_headers: bool) -> None:
+    """Refuse a user-specified schema (``spark.read.schema(...)``): the source's columns are
+    fixed, as Spark's Kafka source says."""
+    from franz.spark.source import source_schema
+
+    if schema != source_schema(include_headers):
+        raise OptionError(
+            "Kafka source has a fixed schema and cannot be set with a custom one "
+            f"(got {schema}; set 'includeHeaders' for the headers column)"
+        )

@@ -49,7 +49,7 @@ from franz.spark.offsets import (
     rate_limit,
     split_ranges,
 )
-from franz.spark.options import ReadOptions, parse_read_options
+from franz.spark.options import ReadOptions, check_schema, parse_read_options
 from franz.spark.read import FranzInputPartition, read_range, report_data_loss
 
 __all__ = ["FranzStreamReader"]
@@ -64,6 +64,7 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.options: ReadOptions = parse_read_options(options, streaming=True)
+        check_schema(schema, self.options.include_headers)
         self.schema = schema
         self._offsets: OffsetReader | None = None
         #: The latest offsets pinned by ``prepareForTriggerAvailableNow``.

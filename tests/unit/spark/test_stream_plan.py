@@ -56,3 +56,17 @@ def test_read_limit_and_pickling_drop_the_client() -> None:
     _ = r.offset_reader  # created lazily; no connection until a lookup
     assert pickle.loads(pickle.dumps(r))._offsets is None
     r.commit({"t": {"0": 1}})  # advisory: nothing to do, must not fail
+
+
+def test_a_custom_schema_is_refused() -> None:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from franz.spark.batch_reader import FranzBatchReader
+    from franz.spark.config import OptionError
+
+    custom = StructType([StructField("value", StringType())])
+    with pytest.raises(OptionError, match="fixed schema"):
+        FranzStreamReader(dict(OPTIONS), custom)
+    with pytest.raises(OptionError, match="fixed schema"):
+        FranzBatchReader(dict(OPTIONS), source_schema(True))
+    FranzBatchReader({**OPTIONS, "includeheaders": "true"}, source_schema(True))
