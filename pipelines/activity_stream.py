@@ -365,7 +365,8 @@ def run_activity_stream(
         info = QueryRun(query.name)
         seen: set[int] = set()
         for progress in query.recentProgress:
-            if progress.batchId in seen:  # an idle report repeats the last batch id
+            # Idle reports (no batch ran) carry no addBatch time; count each batch once.
+            if "addBatch" not in progress.durationMs or progress.batchId in seen:
                 continue
             seen.add(progress.batchId)
             info.batches += 1

@@ -126,8 +126,11 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+_STARTED_AT = time.monotonic()
+
+
 def _step(text: str) -> None:
-    print(f"\n== {text}", flush=True)
+    print(f"\n== [{time.monotonic() - _STARTED_AT:.1f} s] {text}", flush=True)
 
 
 def run_demo(args: argparse.Namespace, work: Path) -> int:
