@@ -328,13 +328,20 @@ class FranzStreamWriter(_FranzWriter, DataSourceStreamArrowWriter):
         super().__init__(options, schema)
         self.complete_mode = overwrite  # Kafka can't truncate: complete mode appends, as Spark
 
+    def _admin_config(self) -> dict[str, str | int | float | bool]:
+        """The marker client's settings: the user's, without the producer-only
+        ``max.block.ms`` (librdkafka refuses unknown keys), and quiet below errors."""
+        conf: dict[str, str | int | float | bool] = {"log_level": 3}
+        conf.update({k: v for k, v in self.client.items() if k != "max.block.ms"})
+        return conf
+
     def _last_marked_batch(self, query_id: str) -> int | None:
         """The highest batch id marked committed for ``query_id``, or None."""
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import AdminClient
 
         group = marker_group(query_id)
-        admin = AdminClient(dict(self.client))
+        admin = AdminClient(self._admin_config())
         timeout = self.max_block_ms / 1000
         future = admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
@@ -432,7 +439,7 @@ class FranzStreamWriter(_FranzWriter, DataSourceStreamArrowWriter):
         group = marker_group(query_id)
         offsets = [TopicPartition(t, 0, batch_id + 1, metadata=metadata) for t in topics]
         timeout = self.max_block_ms / 1000
-        admin = AdminClient(dict(self.client))
+        admin = AdminClient(self._admin_config())
         future = admin.alter_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group, offsets)], request_timeout=timeout
         )[group]

@@ -60,18 +60,23 @@ def events(spark: SparkSession, folder: Path) -> DataFrame:
 
 
 def run_available_now(
-    df: DataFrame, bootstrap: str, checkpoint: Path, topic: str, mode: str = "append"
+    df: DataFrame,
+    bootstrap: str,
+    checkpoint: Path,
+    topic: str,
+    mode: str = "append",
+    extra: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the query to the end of its input; its progress reports, one per batch."""
-    query = (
+    writer = (
         df.writeStream.format("franz")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
         .option("checkpointLocation", str(checkpoint))
-        .outputMode(mode)
-        .trigger(availableNow=True)
-        .start()
     )
+    for key, value in (extra or {}).items():
+        writer = writer.option(key, value)
+    query = writer.outputMode(mode).trigger(availableNow=True).start()
     try:
         assert query.awaitTermination(180), "the query did not finish in 180 s"
     finally:
@@ -127,13 +132,15 @@ def test_replayed_batch_is_not_duplicated(
         write_events(tmp_path / "in", f"part-{n}.json", n * 100, 100)
     checkpoint = tmp_path / "checkpoint"
     df = events(spark, tmp_path / "in")
-    first = run_available_now(df, broker.bootstrap, checkpoint, "out")
+    # Producer-only settings (max.block.ms is the Java producer's) must not break the markers.
+    extra = {"kafka.max.block.ms": "20000", "kafka.client.id": "franz-sink-test"}
+    first = run_available_now(df, broker.bootstrap, checkpoint, "out", extra=extra)
     last_batch = max(p["batchId"] for p in first)
     assert ids(read_topic(broker.bootstrap, "out")) == Counter(range(300))
 
     # The crash: the sink committed batch N, Spark's commit log did not record it.
     forget_commit(checkpoint, last_batch)
-    replay = run_available_now(df, broker.bootstrap, checkpoint, "out")
+    replay = run_available_now(df, broker.bootstrap, checkpoint, "out", extra=extra)
     replayed = [p for p in replay if p["batchId"] == last_batch]
     assert replayed and replayed[0]["numInputRows"] == 100, replay  # Spark did replay it
     assert (checkpoint / "commits" / str(last_batch)).exists()
@@ -217,7 +224,7 @@ def test_topic_to_topic_through_the_franz_source_is_exactly_once_on_replay(
     assert last_batch >= 2  # several micro-batches
 
     forget_commit(checkpoint, last_batch)
-    replay = run_available_now(df, broker.bootstrap, checkpoint, "out")
+    replay = run_available_now(df, broker.bootstrap, checkpoint, "out", extra=extra)
     assert any(p["batchId"] == last_batch and p["numInputRows"] > 0 for p in replay), replay
 
     records = read_topic(broker.bootstrap, "out")
