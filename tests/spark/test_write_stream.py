@@ -224,7 +224,7 @@ def test_topic_to_topic_through_the_franz_source_is_exactly_once_on_replay(
     assert last_batch >= 2  # several micro-batches
 
     forget_commit(checkpoint, last_batch)
-    replay = run_available_now(df, broker.bootstrap, checkpoint, "out", extra=extra)
+    replay = run_available_now(df, broker.bootstrap, checkpoint, "out")
     assert any(p["batchId"] == last_batch and p["numInputRows"] > 0 for p in replay), replay
 
     records = read_topic(broker.bootstrap, "out")
