@@ -342,7 +342,8 @@ def _fill(s: Suite, system: str, server: Server, target: int, tag: str, deadline
 
 def stored(s: Suite) -> None:
     cfg, res = s.cfg, s.res
-    franz, nats = s.servers.get(FRANZ), s.servers.get(NATS)
+    # a franz of its own, like the partitions scenario's: no earlier scenario's topics in it
+    franz, nats = s.start_franz("franz-stored", 6), s.servers.get(NATS)
     free = shutil.disk_usage(s.base).free
     levels = [lv for lv in cfg.stored_levels_gib if lv * GiB + 4 * GiB < free]
     if len(levels) < len(cfg.stored_levels_gib):
@@ -385,6 +386,7 @@ def stored(s: Suite) -> None:
     franz_fill = fill_s.get(FRANZ, 0.0)
     res.scenario_note(
         "stored",
+        "franz is started for this scenario alone (its only topic is this one). "
         f"Each measurement appends 100 B records to one 6-partition topic (franz: kcat -P of "
         f"{cfg.stored_records:,}, acks=1) or one file-storage stream (NATS: nats-py, cut at "
         f"{cfg.peer_seconds:g} s) that already holds the stated amount; between levels the "
