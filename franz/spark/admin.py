@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from confluent_kafka import IsolationLevel, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
-from confluent_kafka.admin._listoffsets import OffsetSpec as KafkaOffsetSpec
+from confluent_kafka.admin._listoffsets import OffsetSpec as KafkaOffsetSpec  # mypy: private
 
 from franz.spark.config import OptionError
 from franz.spark.offsets import (
