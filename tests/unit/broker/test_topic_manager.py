@@ -45,6 +45,7 @@ from franz.errors import (
 from franz.metadata.local import METADATA_FILE, LocalMetadataStore
 from franz.protocol.records.inflated import RecordBatchBuilder
 from franz.storage.files import TopicPartition
+from franz.storage.leader_epoch import EpochEntry
 from franz.storage.log_manager import LogManager
 
 LEGAL_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
@@ -720,3 +721,21 @@ def test_orphan_partition_beyond_a_gap_of_a_known_topic(
     assert adopted is not None
     assert sorted(adopted.assignment) == list(range(adopted.partition_count))
     assert 3 in node.hosted("t")
+
+
+def test_leadership_writes_the_epoch_checkpoint_before_any_produce(
+    start_node: NodeFactory,
+) -> None:
+    """As Kafka's ``Partition.makeLeader``: the leader epoch starts at the log end when the
+    partition is created, so the first produce request pays no checkpoint fsync."""
+    node = start_node(num_partitions="2")
+    node.topics.create_topic("epochs")
+    for p in range(2):
+        checkpoint = node.directory / f"epochs-{p}" / "leader-epoch-checkpoint"
+        assert checkpoint.read_text().splitlines() == ["0", "1", "0 0"]
+    partition = node.replica_manager.get_partition(TopicPartition("epochs", 0))
+    before = (node.directory / "epochs-0" / "leader-epoch-checkpoint").stat().st_mtime_ns
+    partition.append_records_to_leader(one_batch(b"a", b"b"))
+    assert partition.log.leader_epoch_cache.entries == [EpochEntry(0, 0)]
+    after = (node.directory / "epochs-0" / "leader-epoch-checkpoint").stat().st_mtime_ns
+    assert after == before  # not rewritten by the append
