@@ -395,7 +395,15 @@ class LogSegment:
                 if max_ts > self.max_timestamp_so_far:
                     self.max_timestamp_so_far = max_ts
                     self.offset_of_max_timestamp_so_far = last
-                if self.bytes_since_last_index_entry > self.index_interval_bytes:
+                # A rebuilt index can need more entries than the appends made (their byte
+                # count restarts at 0 when a segment is reopened), so a small
+                # segment.index.bytes may fill up here: the rest of the segment then goes
+                # unindexed (lookups walk from the last entry) rather than failing the load.
+                if (
+                    self.bytes_since_last_index_entry > self.index_interval_bytes
+                    and not self.offset_index.is_full()
+                    and not self.time_index.is_full()
+                ):
                     self.offset_index.append(last, position)
                     self.time_index.maybe_append(
                         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far
