@@ -63,8 +63,12 @@ from bench.report import (
     fmt_or_dash,
     percentile,
     prewarm,
+    ratios_of,
     render_markdown_table,
     summarize,
+)
+from bench.report import (
+    verdict as target_verdict,
 )
 
 __all__ = [
@@ -215,11 +219,7 @@ class Row:
 
 def paired_ratios(numerator: Sequence[Measure], denominator: Sequence[Measure]) -> list[float]:
     """records/s ratios of runs paired by index (run i of both measured back to back)."""
-    return [
-        a.records_s / b.records_s
-        for a, b in zip(numerator, denominator, strict=False)
-        if a.records_s > 0 and b.records_s > 0
-    ]
+    return ratios_of([m.records_s for m in numerator], [m.records_s for m in denominator])
 
 
 @dataclass(slots=True)
@@ -264,10 +264,7 @@ class Target:
     higher_is_better: bool = True
 
     def verdict(self, measured: float | None) -> str:
-        if measured is None or math.isnan(measured):
-            return "not measured"
-        ok = measured >= self.value if self.higher_is_better else measured <= self.value
-        return "PASS" if ok else "short"
+        return target_verdict(measured, self.value, self.higher_is_better)
 
 
 class Results(Findings):

@@ -59,7 +59,7 @@ from bench.harness import (
     run_suite,
     stop_owned,
 )
-from bench.report import Findings, fmt_or_dash, render_markdown_table, summarize
+from bench.report import Findings, fmt_or_dash, ratios_of, render_markdown_table, summarize
 
 __all__ = [
     "CASES",
@@ -170,9 +170,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 # -- aggregation and tables (pure) ------------------------------------------------------------
 
 
-def paired_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:
-    """Ratios of values paired by run index (run i of both measured back to back)."""
-    return [a / b for a, b in zip(numerator, denominator, strict=False) if a > 0 and b > 0]
+paired_ratios = ratios_of  # figures paired by run index (run i of both measured back to back)
 
 
 def _span(values: Sequence[float], spec: str) -> tuple[str, str]:

@@ -31,8 +31,10 @@ __all__ = [
     "paired_ratios",
     "percentile",
     "prewarm",
+    "ratios_of",
     "render_markdown_table",
     "summarize",
+    "verdict",
 ]
 
 JSON_VERSION = 1
@@ -158,13 +160,23 @@ class Row:
         }
 
 
+def ratios_of(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:
+    """Ratios of figures paired by run index (run i of both measured back to back); a run
+    with no figure (0) on either side is left out. Every bench's paired ratios are this."""
+    return [a / b for a, b in zip(numerator, denominator, strict=False) if a > 0 and b > 0]
+
+
+def verdict(measured: float | None, target: float, higher_is_better: bool = True) -> str:
+    """``PASS`` or ``short`` against a one-sided target; ``not measured`` for None/NaN."""
+    if measured is None or math.isnan(measured):
+        return "not measured"
+    ok = measured >= target if higher_is_better else measured <= target
+    return "PASS" if ok else "short"
+
+
 def paired_ratios(numerator: Sequence[Run], denominator: Sequence[Run]) -> list[float]:
     """MB/s ratios of runs paired by index (run i of both was measured back to back)."""
-    return [
-        a.mb_s / b.mb_s
-        for a, b in zip(numerator, denominator, strict=False)
-        if a.mb_s > 0 and b.mb_s > 0
-    ]
+    return ratios_of([r.mb_s for r in numerator], [r.mb_s for r in denominator])
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from typing import Any
 
 from bench.broker_clients import parse_proc_stat, register
 from bench.harness import git_commit, rotate, run_suite
-from bench.report import Findings, render_markdown_table, summarize
+from bench.report import Findings, ratios_of, render_markdown_table, summarize
 
 __all__ = ["Settings", "main", "parse_args", "rate_from_progress"]
 
@@ -119,7 +119,7 @@ class Results(Findings):
             stats = summarize(rate[source])
             ratio = "-"
             if source != "rate" and rate.get("rate"):
-                pairs = [a / b for a, b in zip(rate[source], rate["rate"], strict=False) if b]
+                pairs = ratios_of(rate[source], rate["rate"])
                 ratio = f"{statistics.median(pairs):.2f}x" if pairs else "-"
             wall = statistics.median(m.rows / m.wall_s for m in runs if m.wall_s)
             cpu = statistics.median(m.broker_cpu_s for m in runs)

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.broker_bench import LatencyRun
-from bench.report import Findings, fmt_or_dash, render_markdown_table, summarize
+from bench.report import Findings, fmt_or_dash, ratios_of, render_markdown_table, summarize
+from bench.report import verdict as target_verdict
 
 __all__ = [
     "SCENARIO_TITLES",
@@ -111,19 +112,12 @@ class Target:
     higher_is_better: bool = True
 
     def verdict(self, measured: float | None) -> str:
-        if measured is None or math.isnan(measured):
-            return "not measured"
-        ok = measured >= self.value if self.higher_is_better else measured <= self.value
-        return "PASS" if ok else "short"
+        return target_verdict(measured, self.value, self.higher_is_better)
 
 
 def paired(numerator: list[Measure], denominator: list[Measure]) -> list[float]:
     """records/s ratios of runs paired by index (measured back to back)."""
-    return [
-        a.records_s / b.records_s
-        for a, b in zip(numerator, denominator, strict=False)
-        if a.records_s > 0 and b.records_s > 0
-    ]
+    return ratios_of([m.records_s for m in numerator], [m.records_s for m in denominator])
 
 
 def latency_span(runs: list[LatencyRun], name: str) -> str:
