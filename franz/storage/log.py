@@ -57,6 +57,7 @@ from franz.errors import (
 )
 from franz.protocol.records.batch import RecordBatchView, iter_batches
 from franz.protocol.records.inflated import iter_records
+from franz.storage.batch_check import BatchCheck
 from franz.storage.checkpoints import CheckpointError
 from franz.storage.files import (
     CLEANED_SUFFIX,
@@ -153,6 +154,7 @@ class Log:
         topic_id: uuid.UUID | None = None,
         on_io_error: Callable[[Path, OSError], None] | None = None,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        verify_all: bool = False,
     ) -> None:
         self.dir = directory
         self.topic_partition = topic_partition
@@ -168,7 +170,14 @@ class Log:
         self.last_flush_ms = clock.wall_ms()
         directory.mkdir(parents=True, exist_ok=True)
         self.topic_id = self._load_topic_id(topic_id)
-        load_segments(self, had_clean_shutdown=had_clean_shutdown, initial_offset=log_start_offset)
+        #: (segment base offset, check) of every corrupt batch kept (log.recovery.verify.all).
+        self.corrupt_batches: list[tuple[int, BatchCheck]] = []
+        load_segments(
+            self,
+            had_clean_shutdown=had_clean_shutdown,
+            initial_offset=log_start_offset,
+            verify_all=verify_all,
+        )
         self.producer_state = ProducerStateManager(
             directory, self.name, producer_id_expiration_ms=producer_id_expiration_ms
         )

@@ -20,7 +20,28 @@ Steps, in order:
    a torn or corrupt tail cut, and every later segment deleted (nothing after a corrupt
    batch can be trusted). The recovered data is then fsynced and the recovery point moves
    to the log end offset. A clean shutdown skips all of this: no log bytes are read.
-5. The active segment's indexes are preallocated again to ``segment.index.bytes``.
+5. The active segment's tail is checked on every start, clean or not (it is small: from its
+   last offset-index entry's batch to the end of the file, see ``LogSegment.check_tail``).
+   A clean-shutdown marker only says the broker stopped cleanly: bytes appended to the
+   ``.log`` while it was down would otherwise sit between the last batch and every new
+   append, invisible to reads (which stop at them, answering "no data" with error 0 below
+   the high watermark) and cut, with the acknowledged appends after them, by the next
+   unclean recovery. So the first invalid batch of the tail and everything after it is cut
+   (WARN with the segment, the byte count, the position and the log end offset) before the
+   log serves anything. Unclean starts have recovered the active segment already.
+6. With ``log.recovery.verify.all=true`` every batch of every segment not recovered above is
+   CRC-checked (``LogSegment.find_invalid_batches``). A corrupt batch is logged at ERROR with
+   its segment, position and offsets and listed in ``Log.corrupt_batches``, and kept: the
+   segment is *not* truncated there. Kafka's recovery cuts at the first invalid batch only
+   in segments after the recovery point, whose data was never fsynced and can be
+   re-replicated; an old segment's later batches are acknowledged, fsynced data, and cutting
+   (with every later segment) would turn one flipped byte into the loss of everything after
+   it. The broker still serves the corrupt batch's bytes as stored (``sendfile``, as Kafka
+   does); a consumer that checks CRCs (Java's ``check.crcs=true``, the default; librdkafka's
+   ``check.crcs=true``, not the default) gets a corrupt-record error at that offset, and one
+   that does not may decode damaged records. ``franz dump-log-segments --verify`` reports
+   the same batches offline.
+7. The active segment's indexes are preallocated again to ``segment.index.bytes``.
 
 Then, once the log's offsets are known, :func:`rebuild_producer_state` (Kafka's
 ``rebuildProducerState``) loads the idempotent-producer state: snapshots above the log end
@@ -66,7 +87,9 @@ log = logging.getLogger(__name__)
 _HEADER_PREFIX = struct.Struct(">qiibIhi")
 
 
-def load_segments(target: Log, *, had_clean_shutdown: bool, initial_offset: int) -> None:
+def load_segments(
+    target: Log, *, had_clean_shutdown: bool, initial_offset: int, verify_all: bool = False
+) -> None:
     """Fill ``target``'s segment list from its directory; see the module docstring."""
     directory = target.dir
     _remove_leftovers(target)
@@ -111,6 +134,11 @@ def load_segments(target: Log, *, had_clean_shutdown: bool, initial_offset: int)
 
     if not target._segments:
         target._add_segment(target.new_segment(initial_offset))
+    active = target.active_segment
+    if active.base_offset not in recovered:
+        _cut_invalid_tail(target, active)
+    if verify_all:
+        _verify_all(target, skip=recovered)
     for segment in target._segments[:-1]:
         if segment.base_offset in recovered:
             segment.on_become_inactive()  # final time-index entry, trimmed indexes
@@ -127,6 +155,49 @@ def _recover_segment(target: Log, segment: LogSegment) -> int:
             segment.size,
         )
     return truncated
+
+
+def _cut_invalid_tail(target: Log, segment: LogSegment) -> None:
+    invalid = segment.check_tail()
+    if invalid is None:
+        return
+    cut = segment.cut_tail_at(invalid.position)
+    log.warning(
+        "%s: cut %d invalid byte(s) at position %d of the active segment %s (%s); the log "
+        "now ends at offset %d and new appends follow the last valid batch",
+        target.name,
+        cut,
+        invalid.position,
+        segment.log_path,
+        invalid.error,
+        segment.read_next_offset(),
+    )
+
+
+def _verify_all(target: Log, skip: set[int]) -> None:
+    """``log.recovery.verify.all``: report (not cut) corrupt batches; see step 6."""
+    checked = 0
+    for segment in target._segments:
+        if segment.base_offset in skip:
+            continue  # just recovered: every batch was checked and the invalid tail cut
+        checked += segment.size
+        for bad in segment.find_invalid_batches():
+            target.corrupt_batches.append((segment.base_offset, bad))
+            offsets = (
+                f"offsets {bad.base_offset}..{bad.last_offset}"
+                if bad.walkable
+                else f"the {bad.size} byte(s) to the end of the segment cannot be walked"
+            )
+            log.error(
+                "%s: corrupt batch at position %d of %s (%s; %s); kept as stored: consumers "
+                "checking CRCs will fail at it. Check with franz dump-log-segments --verify",
+                target.name,
+                bad.position,
+                segment.log_path,
+                bad.error,
+                offsets,
+            )
+    log.info("verified %d byte(s) of %s (log.recovery.verify.all)", checked, target.name)
 
 
 def _recover_unflushed(target: Log) -> list[int]:

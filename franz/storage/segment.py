@@ -32,8 +32,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import crc32c
-
 from franz.clock import Clock
 from franz.protocol.records.batch import (
     BATCH_HEADER_SIZE,
@@ -42,6 +40,7 @@ from franz.protocol.records.batch import (
     MIN_BATCH_LENGTH,
     RecordBatchView,
 )
+from franz.storage.batch_check import BatchCheck, check_batches
 from franz.storage.files import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -367,34 +366,19 @@ class LogSegment:
 
     def _recover_batches(self, mm: mmap.mmap, file_size: int, max_batch_size: int | None) -> int:
         position = 0
-        expected_offset: int | None = None
         with memoryview(mm) as view:
-            while position + BATCH_HEADER_SIZE <= file_size:
-                base, length, _, magic, crc, _, delta, _, max_ts = _WALK.unpack_from(view, position)
-                size = LOG_OVERHEAD + length
-                reason = None
-                if length < MIN_BATCH_LENGTH or position + size > file_size:
-                    reason = f"batch length {length} runs past the end ({file_size} bytes)"
-                elif max_batch_size is not None and size > max_batch_size:
-                    reason = f"batch size {size} exceeds the limit {max_batch_size}"
-                elif magic != MAGIC_V2:
-                    reason = f"magic {magic}"
-                elif crc32c.crc32c(view[position + 21 : position + size]) != crc:
-                    reason = "CRC mismatch"
-                elif delta < 0 or (expected_offset is not None and base < expected_offset):
-                    reason = f"offset {base} does not follow {expected_offset}"
-                if reason is not None:
+            for check in check_batches(view, 0, file_size, max_batch_size=max_batch_size):
+                if check.error is not None:
                     log.warning(
                         "found invalid batch at position %d of %s (%s); truncating",
-                        position,
+                        check.position,
                         self.log_path,
-                        reason,
+                        check.error,
                     )
-                    return position
-                last = base + delta
-                if max_ts > self.max_timestamp_so_far:
-                    self.max_timestamp_so_far = max_ts
-                    self.offset_of_max_timestamp_so_far = last
+                    return check.position
+                if check.max_timestamp > self.max_timestamp_so_far:
+                    self.max_timestamp_so_far = check.max_timestamp
+                    self.offset_of_max_timestamp_so_far = check.last_offset
                 # A rebuilt index can need more entries than the appends made (their byte
                 # count restarts at 0 when a segment is reopened), so a small
                 # segment.index.bytes may fill up here: the rest of the segment then goes
@@ -404,24 +388,64 @@ class LogSegment:
                     and not self.offset_index.is_full()
                     and not self.time_index.is_full()
                 ):
-                    self.offset_index.append(last, position)
+                    self.offset_index.append(check.last_offset, check.position)
                     self.time_index.maybe_append(
                         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far
                     )
                     self.bytes_since_last_index_entry = 0
-                self.bytes_since_last_index_entry += size
+                self.bytes_since_last_index_entry += check.size
                 if self._rolling_based_timestamp is None:
-                    self._rolling_based_timestamp = max_ts
-                expected_offset = last + 1
-                position += size
-        if position < file_size:
-            log.warning(
-                "found a partial batch header at position %d of %s (%d bytes); truncating",
-                position,
-                self.log_path,
-                file_size - position,
-            )
+                    self._rolling_based_timestamp = check.max_timestamp
+                position = check.end
         return position
+
+    def check_tail(self) -> BatchCheck | None:
+        """Validate from the last offset-index entry's batch to the end of the file.
+
+        That range holds the last batch and anything written after it, and it is small (about
+        ``index.interval.bytes`` plus a batch), so every start can afford it: a clean shutdown
+        proves the broker stopped cleanly, not that nobody appended to the file since. Returns
+        the first invalid batch (or unwalkable bytes), or None when the tail is whole. Kafka
+        re-reads this range too (``readNextOffset``) but without checking CRCs.
+        """
+        start = self.offset_index.last_entry.position if self.offset_index.entries else 0
+        file_size = os.fstat(self.fd).st_size
+        if file_size <= start:
+            return None
+        with (
+            mmap.mmap(self.fd, file_size, access=mmap.ACCESS_READ) as mm,
+            memoryview(mm) as view,
+        ):
+            return next((c for c in check_batches(view, start, file_size) if c.error), None)
+
+    def cut_tail_at(self, position: int) -> int:
+        """Cut the file at ``position`` (a batch boundary at or after the last index entry's
+        batch); index entries at or past it go too. Returns the number of bytes cut."""
+        if self.offset_index.entries and self.offset_index.last_entry.position >= position:
+            last_offset = self.offset_index.last_entry.offset
+            self.offset_index.truncate_to(last_offset)
+            self.time_index.truncate_to(last_offset)
+        cut = os.fstat(self.fd).st_size - position
+        os.ftruncate(self.fd, position)
+        self.size = position
+        self.bytes_since_last_index_entry = 0
+        self._reload_max_timestamp()
+        return cut
+
+    def find_invalid_batches(self) -> list[BatchCheck]:
+        """Check every batch (CRC included) without changing anything; the invalid ones.
+
+        Walks past batches whose length can be trusted (CRC or offset-order failures), so one
+        flipped byte is reported as one batch and the later good batches are still checked.
+        Reads the whole file: for ``log.recovery.verify.all``, never on the fetch path.
+        """
+        if self.size == 0:
+            return []
+        with (
+            mmap.mmap(self.fd, self.size, access=mmap.ACCESS_READ) as mm,
+            memoryview(mm) as view,
+        ):
+            return [c for c in check_batches(view, 0, self.size) if c.error is not None]
 
     def truncate_to(self, offset: int) -> int:
         """Remove every batch whose last offset is >= ``offset``; returns bytes removed."""
