@@ -123,6 +123,7 @@ class Broker:
                 "producer.id.expiration.check.interval.ms"
             ),
             cleaner_config=CleanerConfig.from_broker_config(config.get),
+            recovery_verify_all=config.get("log.recovery.verify.all"),
         )
         self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
         self.topic_manager = TopicManager(

@@ -69,6 +69,13 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "How often high watermarks are checkpointed.",
         at_least(1),
     ),
+    ConfigKey(
+        "log.recovery.verify.all",
+        _B,
+        False,
+        "Franz's own key (Kafka has none): CRC-check every batch of every segment at startup; "
+        "corrupt batches are logged at ERROR and kept, never cut (see franz.storage.log_loader).",
+    ),
     ConfigKey("num.partitions", _I, 1, "Default partitions of auto-created topics.", at_least(1)),
     ConfigKey("default.replication.factor", _I, 1, "Default replication factor.", at_least(1)),
     ConfigKey("auto.create.topics.enable", _B, True, "Create topics on first use."),

@@ -100,6 +100,7 @@ class LogManager:
             DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
         ),
         cleaner_config: CleanerConfig | None = None,
+        recovery_verify_all: bool = False,
     ) -> None:
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -112,6 +113,8 @@ class LogManager:
         self.cluster_id = cluster_id
         self._topic_config = topic_config
         self.producer_id_expiration_ms = producer_id_expiration_ms
+        #: ``log.recovery.verify.all``: CRC-check every segment at load (franz.storage.log_loader).
+        self.recovery_verify_all = recovery_verify_all
         self._logs: dict[TopicPartition, Log] = {}
         self._locks: dict[Path, int] = {}
         self.offline_dirs: set[Path] = set()
@@ -245,6 +248,7 @@ class LogManager:
                 had_clean_shutdown=clean,
                 on_io_error=self.handle_log_dir_failure,
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
+                verify_all=self.recovery_verify_all,
             )
 
     def _read_checkpoint(self, directory: Path, name: str) -> dict[TopicPartition, int]:
