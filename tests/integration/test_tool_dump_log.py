@@ -349,3 +349,38 @@ def test_offsets_decoder_decodes_group_metadata_of_a_consumer_group(
     # The consumer protocol's subscription and assignment are decoded, not base64.
     assert member["subscription"]["topics"] == ["t"]
     assert member["assignment"]["assignedPartitions"] == [{"topic": "t", "partitions": [0]}]
+
+
+def test_verify_reports_each_corrupt_batch_with_its_position_and_fails(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker, _ = written(broker_factory, tmp_path)
+    directory = partition_dir(broker, "t")
+    intact = dump("--verify", "--files", f"{directory / SEGMENT}.log,{directory / SEGMENT}.index")
+    assert intact.returncode == 0, intact.stderr
+    assert "Verified 4 batches" in intact.stdout and ": 0 corrupt" in intact.stdout
+    assert intact.stderr == ""
+
+    data = bytearray((directory / f"{SEGMENT}.log").read_bytes())
+    batches = list(iter_batches(bytes(data)))
+    data[data.index(b"value-1-1")] ^= 0x01  # the second batch (offsets 3-4)
+    data[data.index(b"value-3-2")] ^= 0x01  # the fourth batch (offsets 6-9)
+    copy = tmp_path / f"{SEGMENT}.log"
+    copy.write_bytes(bytes(data))
+    result = dump("--verify", "--files", copy)
+    assert result.returncode == 1
+    assert f"Verified 4 batches ({len(data)} bytes) in {copy}: 2 corrupt" in result.stdout
+    lines = result.stderr.splitlines()
+    second, fourth = batches[1], batches[3]
+    assert lines[0].startswith(f"Corrupt batch at position {second.position} in {copy}: CRC mism")
+    assert lines[0].endswith(f"(baseOffset: 3 lastOffset: 4 size: {second.size_in_bytes})")
+    assert lines[1].startswith(f"Corrupt batch at position {fourth.position} in {copy}: CRC mism")
+    assert lines[2] == (
+        "franz dump-log-segments: error: verification failed: 2 corrupt batch(es), "
+        "index errors above"
+    )
+
+    copy.write_bytes((directory / f"{SEGMENT}.log").read_bytes() + b"\xde\xad" * 20)
+    torn = dump("--verify", "--files", copy)
+    assert torn.returncode == 1
+    assert f"Invalid bytes at position {len(data)} in {copy} (40 bytes to the end)" in torn.stderr

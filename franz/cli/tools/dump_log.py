@@ -1,6 +1,6 @@
 """Dump log segments, offset indexes and time indexes (Kafka's ``kafka-dump-log.sh``).
 
-    franz dump-log-segments --files FILE[,FILE...] [--print-data-log] [--deep-iteration]
+    franz dump-log-segments --files FILE[,FILE...] [--print-data-log] [--deep-iteration] [--verify]
                             [--verify-index-only] [--index-sanity-check] [--offsets-decoder]
                             [--skip-record-metadata] [--max-bytes N] [--max-message-size N]
 
@@ -37,7 +37,9 @@ last slot is "less than the first timestamp"): the check is meant for closed seg
 Producer snapshots, transaction indexes and KRaft snapshots are not decoded.
 
 Exit status 0, also when mismatches are found; 1 when a file cannot be read or a batch
-header is corrupt (Kafka aborts the dump there too).
+header is corrupt (Kafka aborts the dump there too). ``--verify`` (Franz's own flag, see
+``franz.cli.tools.log_verifier``) checks every batch's CRC instead of dumping, reports each
+corrupt one with its position and exits 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import TextIO
 
 from franz.admin.options import ToolError
+from franz.cli.tools.log_verifier import verify_log
 from franz.cli.tools.offsets_decoder import parse_offsets_record
 from franz.errors import FranzError
 from franz.protocol.records import (
@@ -116,6 +119,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--verify-index-only",
         action="store_true",
         help="just verify the index log without printing its content",
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="Franz only: check every batch (length, magic, CRC, offset order) and every index "
+        "entry without dumping; report each corrupt batch with its position; exit 1 if any",
     )
     parser.add_argument(
         "--index-sanity-check",
@@ -558,7 +567,7 @@ def run(args: argparse.Namespace) -> int:
     opts = Options(
         print_contents=print_contents,
         deep=bool(args.deep_iteration or print_contents),
-        verify_only=args.verify_index_only,
+        verify_only=args.verify_index_only or args.verify,
         sanity_only=args.index_sanity_check,
         skip_metadata=args.skip_record_metadata,
         parser=offsets_parser if args.offsets_decoder else string_parser,
@@ -567,12 +576,15 @@ def run(args: argparse.Namespace) -> int:
     )
     errors = DumpErrors()
     out = sys.stdout
+    corrupt = 0
     try:
         for arg in args.files.split(","):
             path = Path(arg)
             out.write(f"Dumping {arg}\n")
             suffix = path.name[path.name.rfind(".") :] if "." in path.name else ""
-            if suffix == ".log":
+            if suffix == ".log" and args.verify:
+                corrupt += verify_log(path, _read(path, opts.max_bytes), out, sys.stderr)
+            elif suffix == ".log":
                 dump_log(path, opts, errors, out)
             elif suffix == ".index":
                 dump_index(path, opts, errors, out)
@@ -588,4 +600,6 @@ def run(args: argparse.Namespace) -> int:
         out.flush()
         for line in errors.lines():
             print(line, file=sys.stderr)
+    if args.verify and (corrupt or any(errors.lines())):
+        raise ToolError(f"verification failed: {corrupt} corrupt batch(es), index errors above")
     return 0
