@@ -10,7 +10,10 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
    connection, as Kafka does when it cannot parse a request (no response body exists for a
    version Franz cannot encode). Clients never pick such versions: they negotiate from
    ApiVersions.
-4. Decode the body with kio. Unparsable: close the connection.
+4. Decode the body with kio. Unparsable: close the connection. That includes a null (-1
+   count) in an array Kafka's schema does not declare nullable (``franz.protocol.guard``):
+   Kafka's generated readers refuse it and its SocketServer closes the connection, so no
+   handler ever sees ``None`` where the schema promises a list.
 5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
    per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
    an exception escaping a handler is a bug: it is logged with its traceback and the
