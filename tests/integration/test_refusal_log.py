@@ -14,7 +14,7 @@ from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersio
 from kio.schema.find_coordinator.v1.request import FindCoordinatorRequest
 
 from tests.support.broker import BrokerProcess
-from tests.support.wire import WireClient, encode_header
+from tests.support.wire import WireClient, encode_header, request_at
 
 API_PRODUCE = 0
 API_API_VERSIONS = 18
@@ -89,3 +89,15 @@ def test_refused_transactions_are_logged_info_once_per_client(debug_broker):
         "INFO",
         "DEBUG",
     ], debug_broker.output()
+
+
+def test_refused_topic_deletion_is_logged_info_once_per_client(broker_factory, tmp_path):
+    proc = broker_factory(
+        tmp_path / "nodelete", {"delete.topic.enable": "false"}, log_level="DEBUG"
+    ).start()
+    for _ in range(2):
+        with WireClient.connect(proc.bootstrap, client_id="deleter") as client:
+            response = request_at(client, 20, 4, {"topic_names": ["t"], "timeout": 1000})
+            assert [r.error_code for r in response.responses] == [73], response
+    assert _refusals(proc, "refused DeleteTopics to client 'deleter'") == ["INFO", "DEBUG"]
+    assert proc.stop() == 0, proc.output()
