@@ -15,7 +15,9 @@ COORDINATOR_NOT_AVAILABLE (retriable) until its timeout and then blaming a "coor
   <error_message>"; every other code retries;
 * kafka-python (``FindCoordinatorHandler``): 53 is ``fatal_error``; retriable codes re-enqueue;
 * aiokafka (``Sender._find_coordinator``): 53 is re-raised as
-  ``TransactionalIdAuthorizationFailed``; COORDINATOR_NOT_AVAILABLE loops forever.
+  ``TransactionalIdAuthorizationFailed``; COORDINATOR_NOT_AVAILABLE loops forever;
+* KafkaJS (``cluster.findGroupCoordinator``): retries only COORDINATOR_NOT_AVAILABLE and an
+  unknown broker, and ``bail``s with any other code (53 is non-retriable in its error table).
 
 An unknown key type is INVALID_REQUEST.
 
