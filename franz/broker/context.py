@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from franz.broker.refusals import RefusalLog
 from franz.protocol.fetch import FileRegion
 from franz.protocol.headers import RequestHeader
 
@@ -20,6 +21,8 @@ class RequestContext:
     header: RequestHeader
     connection: KafkaConnection
     broker: Broker
+    #: The dispatcher's (one per broker); a fresh one only where a context is made alone.
+    refusals: RefusalLog = field(default_factory=RefusalLog)
 
     @property
     def api_version(self) -> int:
@@ -32,6 +35,11 @@ class RequestContext:
     @property
     def client_host(self) -> str:
         return self.connection.peer.rsplit(":", 1)[0]
+
+    def refused(self, kind: str, reason: str) -> None:
+        """Log a refused operation (``franz.broker.refusals``): INFO the first time for this
+        client and ``kind``, DEBUG afterwards."""
+        self.refusals.refused(self.client_id, self.client_host, kind, reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,18 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
    connection, as Kafka does when it cannot parse a request (no response body exists for a
    version Franz cannot encode). Clients never pick such versions: they negotiate from
    ApiVersions.
-4. Decode the body with kio. Unparsable: close the connection.
+4. Decode the body with kio. Unparsable: close the connection. That includes a null (-1
+   count) in an array Kafka's schema does not declare nullable (``franz.protocol.guard``):
+   Kafka's generated readers refuse it and its SocketServer closes the connection, so no
+   handler ever sees ``None`` where the schema promises a list.
 5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
    per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
    an exception escaping a handler is a bug: it is logged with its traceback and the
    connection is closed, so the client retries on a fresh one.
+
+Unsupported requests (2, 3) and operations handlers refuse (``RequestContext.refused``) go to
+the broker log through one ``RefusalLog``: DEBUG, and INFO the first time per client (client
+id and host) and kind.
 6. Encode: frame size, response header (v0, or v1 for flexible versions except
    ApiVersions), body.
 """
@@ -29,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 from franz.broker.context import RawBody, RequestContext
 from franz.broker.handlers import HANDLERS
 from franz.broker.handlers.api_versions import advertised_api_keys
+from franz.broker.refusals import RefusalLog
 from franz.errors import ErrorCode, InvalidRequestError
 from franz.network.connection import CloseConnection, KafkaConnection, Response
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
@@ -70,6 +78,13 @@ class Dispatcher:
 
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
+        self.refusals = RefusalLog()
+
+    def _refused(
+        self, connection: KafkaConnection, header: RequestHeader, kind: str, reason: str
+    ) -> None:
+        host = connection.peer.rsplit(":", 1)[0]
+        self.refusals.refused(header.client_id or "", host, kind, reason)
 
     def handle(
         self, connection: KafkaConnection, frame: bytes | bytearray
@@ -83,28 +98,32 @@ class Dispatcher:
         handler = HANDLERS.get(header.api_key)
         support = SUPPORTED_APIS.get(header.api_key)  # type: ignore[call-overload]
         if support is None or handler is None:
-            log.debug(
-                "closing %s: unknown API key %d (correlation id %d)",
-                connection.peer,
-                header.api_key,
-                header.correlation_id,
+            self._refused(
+                connection,
+                header,
+                f"API key {header.api_key}",
+                f"not supported; closing {connection.peer} "
+                f"(correlation id {header.correlation_id})",
             )
             raise CloseConnection
         if not support.accepts(header.api_version):
+            name = ApiKey(header.api_key).name
+            kind = f"{name} v{header.api_version}"
             if header.api_key == ApiKey.API_VERSIONS:
-                log.debug(
-                    "ApiVersions v%d from %s is not supported; answering with v0",
-                    header.api_version,
-                    connection.peer,
+                self._refused(
+                    connection,
+                    header,
+                    kind,
+                    f"not supported; answering UNSUPPORTED_VERSION in a v0 body "
+                    f"(accepted {support.min_accepted}-{support.max_version})",
                 )
                 return self._frame(header, 0, [unsupported_api_versions_body()])
-            log.debug(
-                "closing %s: %s v%d is not supported (accepted %d-%d)",
-                connection.peer,
-                ApiKey(header.api_key).name,
-                header.api_version,
-                support.min_accepted,
-                support.max_version,
+            self._refused(
+                connection,
+                header,
+                kind,
+                f"not supported (accepted {support.min_accepted}-{support.max_version}); "
+                f"closing {connection.peer}",
             )
             raise CloseConnection
         try:
@@ -115,7 +134,7 @@ class Dispatcher:
         except InvalidRequestError as exc:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
-        context = RequestContext(header, connection, self.broker)
+        context = RequestContext(header, connection, self.broker, self.refusals)
         result = handler(context, request)
         if isinstance(result, Awaitable):
             return self._complete_later(header, result)

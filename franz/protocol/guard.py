@@ -14,7 +14,11 @@ Walk rules (Kafka's message encoding, KIP-482 for flexible versions):
 * strings/bytes/records: int16 (strings) or int32 (bytes) length, or uvarint(length + 1) when
   flexible; -1 / 0 means null; the length must fit in the remaining bytes;
 * arrays: int32 count or uvarint(count + 1); each element takes at least one byte, so a count
-  above the remaining bytes is refused before any element is read;
+  above the remaining bytes is refused before any element is read. A negative count is null:
+  legal only where the schema says the array is nullable (kio's type is ``tuple[...] | None``).
+  Kafka's generated ``read()`` throws "non-nullable field X was serialized as null" for any
+  other array, ``RequestContext.parseRequest`` turns that into ``InvalidRequestException`` and
+  the ``SocketServer`` closes the connection; kio would hand the handler a ``None`` instead;
 * nullable structs (KIP-893): an int8 marker, then the struct;
 * flexible structs end with tagged fields: known tags are walked within their declared size,
   unknown ones skipped.
@@ -58,8 +62,9 @@ _FIXED: Final = {
 _I16: Final = struct.Struct(">h")
 _I32: Final = struct.Struct(">i")
 
-#: (name, kind, detail, is_array) where kind is "fixed" (detail = size), "string", "bytes"
-#: or "entity" (detail = the nested class), plus whether the field is a nullable struct.
+#: (name, kind, detail, is_array, nullable) where kind is "fixed" (detail = size), "string",
+#: "bytes" or "entity" (detail = the nested class); ``nullable`` says the field may be null
+#: (a nullable array, or a nullable struct's int8 marker).
 _Step = tuple[str, str, Any, bool, bool]
 
 
@@ -81,12 +86,13 @@ def _plan(cls: Any) -> tuple[tuple[_Step, ...], dict[int, _Step]]:
     tagged: dict[int, _Step] = {}
     for field in dataclasses.fields(cls):
         kind_class = classify_field(field)
-        nullable_struct = False
+        is_array = isinstance(kind_class, EntityTupleField | PrimitiveTupleField)
+        nullable = is_array and _is_optional(field)
         detail: Any
         if isinstance(kind_class, EntityField | EntityTupleField):
             kind, detail = "entity", kind_class.type_
             if isinstance(kind_class, EntityField):
-                nullable_struct = _is_optional(field)
+                nullable = _is_optional(field)
         else:
             kafka_type = get_schema_field_type(field)
             if kafka_type in _FIXED:
@@ -97,8 +103,7 @@ def _plan(cls: Any) -> tuple[tuple[_Step, ...], dict[int, _Step]]:
                 kind, detail = "bytes", None
             else:  # pragma: no cover - every kio type is listed above
                 raise NotImplementedError(kafka_type)
-        is_array = isinstance(kind_class, EntityTupleField | PrimitiveTupleField)
-        step = (field.name, kind, detail, is_array, nullable_struct)
+        step = (field.name, kind, detail, is_array, nullable)
         if cls.__name__ == "RequestHeader" and field.name == "client_id":
             continue
         tag = get_field_tag(field)
@@ -151,11 +156,13 @@ def _walk(
 
 
 def _walk_step(step: _Step, flexible: bool, buf: Any, pos: int, end: int) -> int:
-    _name, kind, detail, is_array, nullable_struct = step
+    name, kind, detail, is_array, nullable = step
     count = 1
     if is_array:
         count, pos = _length(flexible, buf, pos, end, _I32)
         if count < 0:
+            if not nullable:
+                raise InvalidRequestError(f"non-nullable field {name} was serialized as null")
             return pos
         if count > end - pos:
             raise _truncated()
@@ -171,7 +178,7 @@ def _walk_step(step: _Step, flexible: bool, buf: Any, pos: int, end: int) -> int
             if n > 0:
                 pos += n
         else:
-            if nullable_struct:
+            if nullable and not is_array:
                 if pos >= end:
                     raise _truncated()
                 marker = buf[pos]

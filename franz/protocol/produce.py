@@ -114,6 +114,14 @@ class _Reader:
         self.pos += n
         return out
 
+    def array_length(self, name: str) -> int:
+        """An array's count; these arrays are not nullable, so a null one fails the parse
+        (Kafka: "non-nullable field ... was serialized as null", connection closed)."""
+        n = self.length()
+        if n < 0:
+            raise InvalidRequestError(f"non-nullable field {name} was serialized as null")
+        return n
+
     def tags(self) -> None:
         if self.flexible:
             self.pos = skip_tagged_fields(self.buf, self.pos)
@@ -126,15 +134,15 @@ def decode_produce_request(version: int, frame: bytes | bytearray, offset: int) 
     r.need(_ACKS_TIMEOUT.size)
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, r.pos)
     r.pos += _ACKS_TIMEOUT.size
-    topic_count = r.length()
+    topic_count = r.array_length("topic_data")
     topics: list[TopicProduceData] = []
-    for _ in range(max(topic_count, 0)):
+    for _ in range(topic_count):
         name = r.string()
         if name is None:
             raise InvalidRequestError("null topic name in a Produce request")
-        partition_count = r.length()
+        partition_count = r.array_length("partition_data")
         partitions = []
-        for _ in range(max(partition_count, 0)):
+        for _ in range(partition_count):
             index = r.int32()
             partitions.append(PartitionProduceData(index, r.bytes_view()))
             r.tags()

@@ -46,6 +46,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     else:
         entries = [(name, ZERO_UUID) for name in request.topic_names]
     if not ctx.broker.config.get("delete.topic.enable"):
+        ctx.refused("DeleteTopics", "delete.topic.enable is false")
         code = (
             ErrorCode.TOPIC_DELETION_DISABLED if ctx.api_version >= 3 else ErrorCode.INVALID_REQUEST
         )

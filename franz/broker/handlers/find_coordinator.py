@@ -2,8 +2,24 @@
 
 Single-node mode: this broker coordinates every group. As in Kafka, the first lookup of a group
 creates ``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, compacted); if that
-fails the answer is COORDINATOR_NOT_AVAILABLE and the client retries. Transactional ids get
-COORDINATOR_NOT_AVAILABLE, as Franz has no transaction coordinator. v4+ batches keys (KIP-699).
+fails the answer is COORDINATOR_NOT_AVAILABLE and the client retries. v4+ batches keys (KIP-699).
+
+Transactional ids (key type 1) get TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), with an error
+message saying why, until Franz has a transaction coordinator. Why that code: it is the one
+error of a transaction-coordinator lookup every client treats as fatal at once, so
+``init_transactions()`` fails in milliseconds with the broker's message instead of retrying
+COORDINATOR_NOT_AVAILABLE (retriable) until its timeout and then blaming a "coordinator":
+
+* librdkafka (``rd_kafka_txn_handle_FindCoordinator``): 53 raises a fatal error, "Failed to
+  find transaction coordinator: <broker>: Broker: Transactional Id authorization failed:
+  <error_message>"; every other code retries;
+* kafka-python (``FindCoordinatorHandler``): 53 is ``fatal_error``; retriable codes re-enqueue;
+* aiokafka (``Sender._find_coordinator``): 53 is re-raised as
+  ``TransactionalIdAuthorizationFailed``; COORDINATOR_NOT_AVAILABLE loops forever;
+* KafkaJS (``cluster.findGroupCoordinator``): retries only COORDINATOR_NOT_AVAILABLE and an
+  unknown broker, and ``bail``s with any other code (53 is non-retriable in its error table).
+
+An unknown key type is INVALID_REQUEST.
 
 Why it is served before the group APIs: librdkafka switches on LZ4 (and its group client)
 only when the broker advertises FindCoordinator (its feature map uses FindCoordinator v0 as
@@ -17,6 +33,7 @@ import logging
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.handlers.init_producer_id import TRANSACTIONS_UNSUPPORTED
 from franz.errors import ErrorCode
 
 __all__ = ["handle"]
@@ -31,15 +48,15 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     key_type = getattr(request, "key_type", GROUP_KEY)
     keys = getattr(request, "coordinator_keys", None)
     if keys is None:  # v0-3: one key
-        result = _find(ctx, key_type)
+        result = _find(ctx, key_type, getattr(request, "key", ""))
         return {"throttle_time": 0, **result}
     return {
         "throttle_time": 0,
-        "coordinators": [{"key": key, **_find(ctx, key_type)} for key in keys],
+        "coordinators": [{"key": key, **_find(ctx, key_type, key)} for key in keys],
     }
 
 
-def _find(ctx: RequestContext, key_type: int) -> dict[str, Any]:
+def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     if key_type == GROUP_KEY:
         try:
             ctx.broker.offsets_log.ensure_topic()
@@ -54,17 +71,16 @@ def _find(ctx: RequestContext, key_type: int) -> dict[str, Any]:
             "host": host,
             "port": port,
         }
-    return _error(
-        ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if key_type == TRANSACTION_KEY
-        else ErrorCode.INVALID_REQUEST
-    )
+    if key_type == TRANSACTION_KEY:
+        ctx.refused("transactions", f"FindCoordinator for transactional id {key!r}")
+        return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
+    return _error(ErrorCode.INVALID_REQUEST)
 
 
-def _error(code: ErrorCode) -> dict[str, Any]:
+def _error(code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {
         "error_code": code,
-        "error_message": code.message,
+        "error_message": message or code.message,
         "node_id": -1,
         "host": "",
         "port": -1,

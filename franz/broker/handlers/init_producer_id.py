@@ -6,25 +6,39 @@ an existing id and epoch (KIP-360's bump applies to transactional producers). Id
 blocks reserved durably in the metadata store (Kafka's ``ProducerIdManager`` blocks of 1000),
 so no id is handed out twice across restarts.
 
-A transactional id is refused with COORDINATOR_NOT_AVAILABLE: Franz has no transaction
-coordinator yet (clients could not have found one: FindCoordinator is not served).
+A transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) until Franz has a
+transaction coordinator: clients normally stop earlier, at FindCoordinator (key type 1), which
+answers the same code with ``TRANSACTIONS_UNSUPPORTED`` as its message (the reasons for that
+code are in ``find_coordinator``); a client that skips the lookup gets the same fatal error
+here (librdkafka ``rd_kafka_handle_InitProducerId``, kafka-python ``InitProducerIdHandler``
+and aiokafka ``Sender._do_init_pid`` all treat 53 as fatal; COORDINATOR_NOT_AVAILABLE, the
+answer before, made them retry). The refusal is logged (``RequestContext.refused``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
 
-__all__ = ["handle"]
+__all__ = ["TRANSACTIONS_UNSUPPORTED", "handle"]
+
+#: The error message clients show for a refused transactional id (FindCoordinator v1+).
+TRANSACTIONS_UNSUPPORTED: Final = (
+    "Franz does not support transactions yet: unset transactional.id "
+    "(an idempotent producer, enable.idempotence=true, is supported)"
+)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if request.transactional_id is not None:
+        ctx.refused(
+            "transactions", f"InitProducerId for transactional id {request.transactional_id!r}"
+        )
         return {
             "throttle_time": 0,
-            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
             "producer_id": -1,
             "producer_epoch": -1,
         }
