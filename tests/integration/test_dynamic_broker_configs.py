@@ -7,6 +7,8 @@ restart."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -264,3 +266,58 @@ def test_legacy_alter_configs_on_the_default_over_the_wire(admin_broker):
         assert alter({"num.partitions": "3"}).error_code == INVALID_REQUEST
         assert alter({}).error_code == NONE
         assert describe(client, "") == {}
+
+
+def run_configs(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "franz", "configs", "--bootstrap-server", bootstrap, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_configs_tool_alters_and_describes_the_default_and_a_broker(admin_broker):
+    bootstrap = admin_broker.bootstrap
+    added = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--alter",
+                        "--add-config", "message.max.bytes=2000,log.retention.ms=60000")
+    assert (added.returncode, added.stdout) == (
+        0, "Completed updating default config for brokers in the cluster.\n"
+    ), added.stderr
+    per_broker = run_configs(bootstrap, "--entity-type", "brokers", "--entity-name", "0",
+                             "--alter", "--add-config", "max.connections=100")
+    assert (per_broker.returncode, per_broker.stdout) == (
+        0, "Completed updating config for broker 0.\n"
+    ), per_broker.stderr
+    default = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default",
+                          "--describe")
+    assert default.stdout.splitlines() == [
+        "Default configs for brokers in the cluster are:",
+        "  log.retention.ms=60000 sensitive=false synonyms={"
+        "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=60000, "
+        "DEFAULT_CONFIG:log.retention.hours=168}",
+        "  message.max.bytes=2000 sensitive=false synonyms={"
+        "DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=2000, "
+        "STATIC_BROKER_CONFIG:message.max.bytes=100000, "
+        "DEFAULT_CONFIG:message.max.bytes=1048588}",
+    ]
+    mine = run_configs(bootstrap, "--entity-type", "brokers", "--entity-name", "0",
+                       "--describe")
+    assert mine.stdout.splitlines() == [
+        "Dynamic configs for broker 0 are:",
+        "  max.connections=100 sensitive=false synonyms={"
+        "DYNAMIC_BROKER_CONFIG:max.connections=100, "
+        "DEFAULT_CONFIG:max.connections=2147483647}",
+    ]
+    with WireClient.connect(bootstrap) as client:
+        assert produce_bytes(client, "plain", 5000) == MESSAGE_TOO_LARGE
+    refused = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--alter",
+                          "--add-config", "num.partitions=3")
+    assert refused.returncode == 1
+    assert "Cannot update these configs dynamically: Set(num.partitions)" in refused.stderr
+    deleted = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--alter",
+                          "--delete-config", "message.max.bytes,log.retention.ms")
+    assert deleted.returncode == 0, deleted.stderr
+    with WireClient.connect(bootstrap) as client:
+        assert describe(client, "") == {}
+        assert produce_bytes(client, "plain", 5000) == NONE
