@@ -1,4 +1,6 @@
-"""DescribeConfigs (API 32) with every synonym, for ``franz configs --describe``.
+"""DescribeConfigs (API 32) with every synonym, for ``franz configs --describe``; and
+IncrementalAlterConfigs (API 44) of the cluster-wide broker default, for
+``franz configs --entity-type brokers --entity-default --alter``.
 
 Why not confluent-kafka: librdkafka hands synonyms to Python as a dict keyed by config name,
 so a broker config whose synonyms share its name (``STATIC_BROKER_CONFIG:log.retention.hours``
@@ -12,6 +14,10 @@ cluster-wide defaults: any broker).
 Only PLAINTEXT listeners are spoken here: with any other ``security.protocol`` in the client
 config, ``describe_configs`` falls back to confluent-kafka's ``describe_configs`` (same
 entries; synonyms that share a name collapse to the last one).
+
+librdkafka refuses a BROKER resource named ``""`` ("Invalid ConfigResource"), yet that
+name is how Kafka addresses the cluster-wide dynamic defaults; so ``incremental_alter_configs``
+sends that request itself too (v0-1, SET and DELETE operations), over PLAINTEXT only.
 
 Config sources are Kafka's ``DescribeConfigsResponse.ConfigSource`` ids, printed with the
 names of the Java client's ``ConfigEntry.ConfigSource`` enum (``CONFIG_SOURCE_NAMES``).
@@ -33,9 +39,13 @@ __all__ = [
     "ConfigInfo",
     "Synonym",
     "describe_configs",
+    "incremental_alter_configs",
 ]
 
 DESCRIBE_CONFIGS: Final = 32
+INCREMENTAL_ALTER_CONFIGS: Final = 44
+_OP_SET: Final = 0
+_OP_DELETE: Final = 1
 _VERSION: Final = 4
 RESOURCE_TOPIC: Final = 2
 RESOURCE_BROKER: Final = 4
@@ -108,6 +118,40 @@ def describe_configs(
         message = result.error_message or f"error code {int(result.error_code)}"
         raise ToolError(message)
     return [_entry(c) for c in result.configs]
+
+
+def incremental_alter_configs(
+    address: str,
+    resource_type: int,
+    name: str,
+    to_set: Mapping[str, str],
+    to_delete: list[str],
+    *,
+    timeout_s: float,
+    client_id: str = "franz-configs",
+) -> None:
+    """SET ``to_set`` and DELETE ``to_delete`` on one resource through the broker at
+    ``address``; a resource error becomes a ``ToolError`` with the broker's message."""
+    configs = [
+        {"name": key, "config_operation": _OP_SET, "value": value}
+        for key, value in to_set.items()
+    ] + [{"name": key, "config_operation": _OP_DELETE, "value": None} for key in to_delete]
+    request = {
+        "resources": [
+            {"resource_type": resource_type, "resource_name": name, "configs": configs}
+        ],
+        "validate_only": False,
+    }
+    try:
+        with connect(address, timeout_s, client_id) as conn:
+            response = conn.request(INCREMENTAL_ALTER_CONFIGS, request, max_version=1)
+    except OSError as exc:
+        raise ToolError(
+            f"could not alter configs at {address}: {exc}; check that the broker is running"
+        ) from exc
+    (result,) = response.responses
+    if int(result.error_code) != 0:
+        raise ToolError(result.error_message or f"error code {int(result.error_code)}")
 
 
 def _entry(config: Any) -> ConfigInfo:

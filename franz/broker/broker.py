@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from franz.broker.dispatcher import Dispatcher
+from franz.broker.dynamic_config import DynamicBrokerConfig
 from franz.broker.fetch_session import FetchSessionCache
 from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdManager
@@ -129,6 +130,9 @@ class Broker:
         self.topic_manager = TopicManager(
             config, self.store, self.replica_manager, broker_id=self.broker_id
         )
+        self.dynamic_config = DynamicBrokerConfig(
+            config, self.store, self.broker_id, self._reconfigure
+        )
         self.producer_ids = ProducerIdManager(self.store)
         self.offsets_log = OffsetsTopicLog(config, self.topic_manager)
         self.group_coordinator = GroupCoordinator(
@@ -152,6 +156,16 @@ class Broker:
         )
         self._ticker: asyncio.Task[None] | None = None
         self._started = False
+
+    def _reconfigure(self, config: BrokerConfig) -> None:
+        """A dynamic broker config changed: ``config`` is the new effective one. Applied live:
+        the topic defaults (every log without its own override follows at once) and
+        ``producer.id.expiration.ms``; the other dynamic keys are stored and described only
+        (see ``franz.broker.dynamic_config``)."""
+        self.config = config
+        self.log_manager.default_config = config.log_config()
+        self.log_manager.set_producer_id_expiration_ms(config.get("producer.id.expiration.ms"))
+        self.topic_manager.reconfigure(config)
 
     def _topic_config(self, topic: str) -> LogConfig:
         return self.topic_manager.log_config(topic)
@@ -180,6 +194,7 @@ class Broker:
     async def start(self) -> None:
         Path(self.store.path.parent).mkdir(parents=True, exist_ok=True)
         self.store.load()
+        self.dynamic_config.load()
         self.log_manager.startup()
         try:
             self.topic_manager.start_replicas()

@@ -5,8 +5,8 @@ type, documentation (Kafka's ``ConfigHelper.createTopicConfigEntry`` /
 Config sources (``DescribeConfigsResponse.ConfigSource``, wire ``int8``)::
 
     1 DYNAMIC_TOPIC_CONFIG           a topic override (/config/topics/<t>)
-    2 DYNAMIC_BROKER_CONFIG          a dynamic per-broker value      (Franz: never)
-    3 DYNAMIC_DEFAULT_BROKER_CONFIG  a dynamic cluster-wide default  (Franz: never)
+    2 DYNAMIC_BROKER_CONFIG          a dynamic per-broker value      (/config/brokers/<id>)
+    3 DYNAMIC_DEFAULT_BROKER_CONFIG  a dynamic cluster-wide default  (/config/brokers/<default>)
     4 STATIC_BROKER_CONFIG           set in server.properties or by --override
     5 DEFAULT_CONFIG                 the built-in default
 
@@ -16,20 +16,25 @@ SHORT=4, LONG=5, DOUBLE=6, LIST=7, CLASS=8, PASSWORD=9, UNKNOWN=0.
 **Topic configs.** Every key of ``TOPIC_CONFIG_KEYS`` is listed (Kafka lists every
 ``LogConfig`` key), with its effective value. Synonyms, highest precedence first: the topic
 override, then each set broker-level synonym (``log.retention.ms``, ``.minutes``,
-``.hours``, ...) as STATIC_BROKER_CONFIG, then the built-in defaults of those broker keys
+``.hours``, ...) per layer: dynamic per-broker, dynamic default, static, then the built-in
+defaults of those broker keys
 that have one, as DEFAULT_CONFIG. The entry's source is its first synonym's. Kafka builds
 the same chain but then drops the entries before the primary broker synonym
 (``dropWhile(name != primary)``), which hides ``log.retention.hours=24`` behind a
 ``retention.ms`` reported as DEFAULT_CONFIG; Franz keeps them, so the source names what
 actually set the value. Topic configs are never read-only or sensitive.
 
-**Broker configs.** Franz has no dynamic broker configs (no ``/config/brokers``): every
-broker config is read-only, and its source is STATIC_BROKER_CONFIG when set
-(``BrokerConfig.is_set``) else DEFAULT_CONFIG. The value is the key's own (null when
-neither set nor defaulted, like Kafka's ``log.retention.ms``); synonyms are Kafka's
-(static value, then default, starting at the described name). Keys Franz does not know but
-found in ``server.properties`` are listed as Kafka lists them: type UNKNOWN, sensitive (Kafka's
-``maybeSensitive``: an unknown type may hold a password), value null.
+**Broker configs.** A named broker (resource ``"<id>"``) lists every key with its effective
+value (``BrokerConfig``: per-broker dynamic > dynamic default > static > built-in default);
+its source is the highest layer that sets it. Keys Kafka can change at runtime
+(``franz.config.dynamic.is_dynamic``) are not read-only; the others are. Synonyms are
+Kafka's (``configSynonyms``: each layer in turn for the key's unit chain starting at the
+described name). The value is the key's own (null when neither set nor defaulted, like
+Kafka's ``log.retention.ms``). The cluster-wide default (resource ``""``) lists only the
+dynamic defaults, with synonyms from the default layer down. Keys Franz does not know but
+found in ``server.properties`` or a dynamic layer are listed as Kafka lists them: type
+UNKNOWN, sensitive (Kafka's ``maybeSensitive``: an unknown type may hold a password),
+value null.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from typing import Any, Final
 
 from franz.config.broker import BROKER_CONFIG_KEYS, BrokerConfig
 from franz.config.defs import ConfigKey, ConfigType
+from franz.config.dynamic import is_dynamic
 from franz.config.topic import TOPIC_CONFIG_KEYS
 from franz.errors import InvalidRequestError
 
@@ -51,9 +57,9 @@ __all__ = [
     "ConfigSynonym",
     "ResourceType",
     "broker_resource_id",
-    "check_broker_alteration",
     "config_type_id",
     "describe_broker_configs",
+    "describe_default_broker_configs",
     "describe_topic_configs",
     "kafka_broker_default",
     "resource_repr",
@@ -184,19 +190,34 @@ def _format(key: ConfigKey, value: Any) -> str | None:
     return key.format(value)
 
 
+def _layers(config: BrokerConfig) -> tuple[tuple[Mapping[str, Any], ConfigSource], ...]:
+    """The broker config layers, highest precedence first, with the source each stands for."""
+    return (
+        (config.dynamic_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+        (config.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        (config.static, ConfigSource.STATIC_BROKER_CONFIG),
+    )
+
+
+def _layer_value(name: str, value: Any) -> str | None:
+    """A layer's value as DescribeConfigs shows it (stored strings are parsed first, so a
+    dynamic ``cleanup.policy= compact`` shows as the static one would)."""
+    key = BROKER_CONFIG_KEYS.get(name)
+    if key is None:
+        return None if value is None else str(value)
+    return _format(key, key.parse(value) if isinstance(value, str) else value)
+
+
 def _broker_synonyms(config: BrokerConfig, names: Iterable[str]) -> list[ConfigSynonym]:
-    """Kafka's ``configSynonyms`` for broker keys ``names`` (precedence order): every static
-    value first, then every built-in default."""
+    """Kafka's ``configSynonyms`` for broker keys ``names`` (precedence order): every
+    per-broker dynamic value, every dynamic default, every static value, then every built-in
+    default."""
     names = list(names)
     out: list[ConfigSynonym] = []
-    for name in names:
-        if config.is_set(name):
-            key = BROKER_CONFIG_KEYS[name]
-            out.append(
-                ConfigSynonym(
-                    name, _format(key, config.get(name)), ConfigSource.STATIC_BROKER_CONFIG
-                )
-            )
+    for layer, source in _layers(config):
+        for name in names:
+            if layer.get(name) is not None:
+                out.append(ConfigSynonym(name, _layer_value(name, layer[name]), source))
     for name in names:
         default = kafka_broker_default(name)
         if default is not None:
@@ -253,49 +274,78 @@ def describe_topic_configs(
 def describe_broker_configs(
     config: BrokerConfig, keys: Collection[str] | None = None
 ) -> list[ConfigEntry]:
-    """The broker's own configs (a named BROKER resource), all read-only (see the module
-    docstring); unknown keys from ``server.properties`` included."""
-    unknown = [name for name in config.original if name not in BROKER_CONFIG_KEYS]
-    entries = []
-    for name in _wanted([*BROKER_CONFIG_KEYS, *unknown], keys):
-        key = BROKER_CONFIG_KEYS.get(name)
-        if key is None:
-            entries.append(
-                ConfigEntry(
-                    name=name,
-                    value=None,
-                    source=ConfigSource.STATIC_BROKER_CONFIG,
-                    read_only=True,
-                    is_sensitive=True,
-                    synonyms=(ConfigSynonym(name, None, ConfigSource.STATIC_BROKER_CONFIG),),
-                    config_type=UNKNOWN_CONFIG_TYPE,
-                    documentation=None,
-                )
-            )
-            continue
-        sensitive = key.type is ConfigType.PASSWORD
-        chain = _CHAIN_OF.get(name, (name,))
-        synonyms = _broker_synonyms(config, chain[chain.index(name) :])
-        # Kafka's dropWhile: the described key's own entries come first.
-        while synonyms and synonyms[0].name != name:
-            synonyms.pop(0)
-        raw = config.get(name) if config.is_set(name) else kafka_broker_default(name)
-        value = None if sensitive else _format(key, raw)
-        if sensitive:
-            synonyms = [ConfigSynonym(s.name, None, s.source) for s in synonyms]
-        entries.append(
-            ConfigEntry(
-                name=name,
-                value=value,
-                source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
-                read_only=True,
-                is_sensitive=sensitive,
-                synonyms=tuple(synonyms),
-                config_type=config_type_id(key.type),
-                documentation=key.doc or None,
-            )
+    """The broker's own configs (a named BROKER resource): every known key with its
+    effective value, and the unknown keys of ``server.properties`` and of the dynamic
+    layers (see the module docstring)."""
+    unknown = {
+        name
+        for layer in (config.original, config.dynamic_default, config.dynamic_broker)
+        for name in layer
+        if name not in BROKER_CONFIG_KEYS
+    }
+    return [
+        _broker_entry(config, name, per_broker=True)
+        for name in _wanted([*BROKER_CONFIG_KEYS, *unknown], keys)
+    ]
+
+
+def describe_default_broker_configs(
+    config: BrokerConfig, keys: Collection[str] | None = None
+) -> list[ConfigEntry]:
+    """The cluster-wide dynamic defaults (the BROKER resource ``""``): only the keys set
+    there, valued as set, synonyms without the per-broker layer (Kafka's
+    ``createBrokerConfigEntry(perBrokerConfig = false)``)."""
+    return [
+        _broker_entry(config, name, per_broker=False)
+        for name in _wanted(config.dynamic_default, keys)
+    ]
+
+
+def _broker_entry(config: BrokerConfig, name: str, *, per_broker: bool) -> ConfigEntry:
+    read_only = not is_dynamic(name)
+    key = BROKER_CONFIG_KEYS.get(name)
+    if key is None:
+        synonyms = [
+            ConfigSynonym(name, None, source)
+            for layer, source in _layers(config)
+            if name in layer and (per_broker or source != ConfigSource.DYNAMIC_BROKER_CONFIG)
+        ]
+        return ConfigEntry(
+            name=name,
+            value=None,
+            source=synonyms[0].source if synonyms else ConfigSource.STATIC_BROKER_CONFIG,
+            read_only=read_only,
+            is_sensitive=True,
+            synonyms=tuple(synonyms),
+            config_type=UNKNOWN_CONFIG_TYPE,
+            documentation=None,
         )
-    return entries
+    sensitive = key.type is ConfigType.PASSWORD
+    chain = _CHAIN_OF.get(name, (name,))
+    synonyms = _broker_synonyms(config, chain[chain.index(name) :])
+    if not per_broker:
+        synonyms = [s for s in synonyms if s.source != ConfigSource.DYNAMIC_BROKER_CONFIG]
+    # Kafka's dropWhile: the described key's own entries come first.
+    while synonyms and synonyms[0].name != name:
+        synonyms.pop(0)
+    if per_broker:
+        raw = config.get(name) if config.is_set(name) else kafka_broker_default(name)
+        value = _format(key, raw)
+    else:
+        value = _layer_value(name, config.dynamic_default[name])
+    if sensitive:
+        value = None
+        synonyms = [ConfigSynonym(s.name, None, s.source) for s in synonyms]
+    return ConfigEntry(
+        name=name,
+        value=value,
+        source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
+        read_only=read_only,
+        is_sensitive=sensitive,
+        synonyms=tuple(synonyms),
+        config_type=config_type_id(key.type),
+        documentation=key.doc or None,
+    )
 
 
 class ResourceType(enum.IntEnum):
@@ -335,25 +385,3 @@ def broker_resource_id(name: str | None, broker_id: int) -> int | None:
 def resource_repr(resource_type: int, name: str | None) -> str:
     """Kafka's ``ConfigResource.toString``, used in its error messages."""
     return f"ConfigResource(type={resource_type_name(resource_type)}, name='{name}')"
-
-
-def check_broker_alteration(
-    resource_type: int, resource_name: str | None, broker_id: int, names: Iterable[str]
-) -> None:
-    """AlterConfigs / IncrementalAlterConfigs setting ``names`` on a BROKER resource.
-
-    Franz has no dynamic broker configs (Kafka's KIP-226 ``DynamicBrokerConfig``): every
-    broker config comes from ``server.properties`` or ``--override`` and changes with a
-    restart. So, as Kafka answers for a config that is not dynamically updatable, any name
-    is refused with INVALID_REQUEST ("Cannot update these configs dynamically: Set(...)"),
-    the whole resource at once; an empty set of names is a successful no-op. The resource
-    name is checked first (``broker_resource_id``).
-    """
-    broker_resource_id(resource_name, broker_id)
-    refused = sorted(set(names))
-    if refused:
-        raise InvalidRequestError(
-            f"Invalid config value for resource {resource_repr(resource_type, resource_name)}: "
-            f"Cannot update these configs dynamically: Set({', '.join(refused)}) "
-            "(Franz has no dynamic broker configs: set them in server.properties and restart)"
-        )

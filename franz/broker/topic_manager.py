@@ -94,6 +94,15 @@ class TopicManager:
         self.broker_id = broker_id
         self._default_log_config = config.log_config()
 
+    def reconfigure(self, config: BrokerConfig) -> None:
+        """New broker config (dynamic broker configs changed): new topic defaults, applied
+        to every live log (a topic's own overrides still win)."""
+        self.config = config
+        self._default_log_config = config.log_config()
+        log_manager = self.replica_manager.log_manager
+        for name in self.store.topics():
+            log_manager.update_topic_config(name, self.log_config(name))
+
     # -- reading ----------------------------------------------------------------------------
 
     def topics(self) -> dict[str, TopicRecord]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from franz.config.defs import LONG_MAX, ConfigKey, ConfigType, at_least, parse_config
+from franz.config.defs import INT_MAX, LONG_MAX, ConfigKey, ConfigType, at_least, parse_config
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
 
 __all__ = ["BROKER_CONFIG_KEYS", "BrokerConfig"]
@@ -146,6 +146,53 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "controlled.shutdown.enable", _B, True, "Move leadership away before shutting down."
     ),
+    # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection quotas):
+    # accepted, stored and described so tools that tune them work (franz.config.dynamic) ---
+    ConfigKey("num.io.threads", _I, 8, "Request handler threads (not used by Franz).", at_least(1)),
+    ConfigKey(
+        "num.network.threads", _I, 3, "Network threads (not used by Franz).", at_least(1)
+    ),
+    ConfigKey(
+        "num.replica.fetchers", _I, 1, "Replica fetcher threads (not used by Franz).", at_least(1)
+    ),
+    ConfigKey(
+        "num.recovery.threads.per.data.dir",
+        _I,
+        1,
+        "Log recovery threads per log dir (not used by Franz).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "background.threads", _I, 10, "Background task threads (not used by Franz).", at_least(1)
+    ),
+    ConfigKey(
+        "max.connections",
+        _I,
+        INT_MAX,
+        "Most connections the broker accepts (not enforced by Franz).",
+        at_least(0),
+    ),
+    ConfigKey(
+        "max.connections.per.ip",
+        _I,
+        INT_MAX,
+        "Most connections from one address (not enforced by Franz).",
+        at_least(0),
+    ),
+    ConfigKey(
+        "max.connections.per.ip.overrides",
+        _S,
+        "",
+        "Per-address connection limits (not enforced by Franz).",
+    ),
+    ConfigKey(
+        "max.connection.creation.rate",
+        _I,
+        INT_MAX,
+        "Most new connections per second (not enforced by Franz).",
+        at_least(0),
+    ),
+    ConfigKey("metric.reporters", _LIST, [], "Metrics reporter classes (not used by Franz)."),
     # --- log cleaner (compaction) ---
     ConfigKey("log.cleaner.enable", _B, True, "Run the log cleaner (compaction)."),
     ConfigKey("log.cleaner.threads", _I, 1, "Threads cleaning logs.", at_least(0)),
@@ -285,11 +332,41 @@ BROKER_CONFIG_KEYS: Mapping[str, ConfigKey] = {key.name: key for key in (*_OWN_K
 
 
 class BrokerConfig:
-    """Parsed broker configuration; ``get`` returns the value or the default."""
+    """Parsed broker configuration; ``get`` returns the effective value or the default.
 
-    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+    Three layers, highest precedence first (Kafka's ``DynamicBrokerConfig``): the dynamic
+    per-broker configs, the dynamic cluster-wide defaults, the static configs
+    (``server.properties`` and ``--override``, kept in ``original``). The dynamic layers
+    hold the stored strings (``dynamic_broker``, ``dynamic_default``); ``with_dynamic``
+    makes the config with other dynamic layers, leaving this one unchanged. Values are
+    parsed against ``BROKER_CONFIG_KEYS`` (``InvalidConfigurationError`` on a bad value);
+    names Franz does not define are kept as given.
+    """
+
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        dynamic_default: Mapping[str, str] | None = None,
+        dynamic_broker: Mapping[str, str] | None = None,
+    ) -> None:
         self.original = dict(values or {})
-        self._values = parse_config(BROKER_CONFIG_KEYS, self.original, allow_unknown=True)
+        self.dynamic_default = dict(dynamic_default or {})
+        self.dynamic_broker = dict(dynamic_broker or {})
+        self.static = parse_config(BROKER_CONFIG_KEYS, self.original, allow_unknown=True)
+        self._values = {
+            **self.static,
+            **parse_config(BROKER_CONFIG_KEYS, self.dynamic_default, allow_unknown=True),
+            **parse_config(BROKER_CONFIG_KEYS, self.dynamic_broker, allow_unknown=True),
+        }
+
+    def with_dynamic(
+        self, dynamic_default: Mapping[str, str], dynamic_broker: Mapping[str, str]
+    ) -> BrokerConfig:
+        """This static config under other dynamic layers (validated as they are parsed)."""
+        return BrokerConfig(
+            self.original, dynamic_default=dynamic_default, dynamic_broker=dynamic_broker
+        )
 
     def get(self, name: str) -> Any:
         if name in self._values and self._values[name] is not None:
@@ -298,7 +375,12 @@ class BrokerConfig:
         return None if key is None else key.default
 
     def is_set(self, name: str) -> bool:
+        """Set at any layer (not only defaulted)."""
         return self._values.get(name) is not None
+
+    def is_static(self, name: str) -> bool:
+        """Set in ``server.properties`` or by ``--override``."""
+        return self.static.get(name) is not None
 
     @property
     def broker_id(self) -> int:

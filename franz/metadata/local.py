@@ -7,9 +7,14 @@ rename, fsync the dir) on every change::
      "next_producer_id": 1000,
      "topics": {"events": {"topic_id": "<base64url uuid>",
                            "partitions": {"0": [0], "1": [0]},
-                           "configs": {"retention.ms": "3600000"}}}}
+                           "configs": {"retention.ms": "3600000"}}},
+     "broker_configs": {"<default>": {"log.retention.ms": "3600000"},
+                        "0": {"max.connections": "100"}}}
 
-Topic ids use Kafka's base64url text form. The ZooKeeper store keeps the same records in
+Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
+configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
+(``<default>`` for the cluster-wide defaults, else a broker id; a file without the key has
+none). The ZooKeeper store keeps the same records in
 Kafka's znodes; both satisfy ``MetadataStore``.
 """
 
@@ -36,6 +41,7 @@ class LocalMetadataStore:
         self.path = Path(directory) / METADATA_FILE
         self._topics: dict[str, TopicRecord] = {}
         self._next_producer_id = 0
+        self._broker_configs: dict[str, dict[str, str]] = {}
 
     def load(self) -> None:
         try:
@@ -43,6 +49,7 @@ class LocalMetadataStore:
         except FileNotFoundError:
             self._topics = {}
             self._next_producer_id = 0
+            self._broker_configs = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -56,14 +63,31 @@ class LocalMetadataStore:
             )
             for name, body in data.get("topics", {}).items()
         }
+        self._broker_configs = {
+            str(entity): {str(k): str(v) for k, v in configs.items()}
+            for entity, configs in data.get("broker_configs", {}).items()
+        }
 
-    def _commit(self, topics: dict[str, TopicRecord], next_producer_id: int) -> None:
+    def _commit(
+        self,
+        topics: dict[str, TopicRecord],
+        next_producer_id: int,
+        broker_configs: dict[str, dict[str, str]] | None = None,
+    ) -> None:
         """Write the new state, then adopt it: a failed write leaves memory as it was."""
-        self._save(topics, next_producer_id)
+        if broker_configs is None:
+            broker_configs = self._broker_configs
+        self._save(topics, next_producer_id, broker_configs)
         self._topics = topics
         self._next_producer_id = next_producer_id
+        self._broker_configs = broker_configs
 
-    def _save(self, topics: dict[str, TopicRecord], next_producer_id: int) -> None:
+    def _save(
+        self,
+        topics: dict[str, TopicRecord],
+        next_producer_id: int,
+        broker_configs: dict[str, dict[str, str]],
+    ) -> None:
         data: dict[str, Any] = {
             "version": _VERSION,
             "next_producer_id": next_producer_id,
@@ -76,6 +100,8 @@ class LocalMetadataStore:
                 for name, record in sorted(topics.items())
             },
         }
+        if broker_configs:
+            data["broker_configs"] = broker_configs
         tmp = self.path.with_name(self.path.name + ".tmp")
         with tmp.open("w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
@@ -110,6 +136,15 @@ class LocalMetadataStore:
         record = self._require(name)
         changed = dataclasses.replace(record, configs=dict(configs))
         self._commit({**self._topics, name: changed}, self._next_producer_id)
+
+    def broker_configs(self, entity: str) -> dict[str, str]:
+        return dict(self._broker_configs.get(entity, {}))
+
+    def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
+        changed = {e: c for e, c in self._broker_configs.items() if e != entity}
+        if configs:
+            changed[entity] = dict(configs)
+        self._commit(self._topics, self._next_producer_id, changed)
 
     def allocate_producer_ids(self, count: int) -> int:
         first = self._next_producer_id

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
-__all__ = ["MetadataStore", "TopicRecord"]
+__all__ = ["DEFAULT_BROKER_ENTITY", "MetadataStore", "TopicRecord"]
+
+#: The entity name of the cluster-wide dynamic broker defaults (Kafka's
+#: ``ZooKeeperInternals.DEFAULT_STRING``: the znode ``/config/brokers/<default>``); one
+#: broker's dynamic configs are under its id (``/config/brokers/0``).
+DEFAULT_BROKER_ENTITY: Final = "<default>"
 
 
 @dataclass(slots=True)
@@ -40,6 +45,15 @@ class MetadataStore(Protocol):
     def add_partitions(self, name: str, assignment: dict[int, list[int]]) -> None: ...
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
+
+    def broker_configs(self, entity: str) -> dict[str, str]:
+        """The dynamic configs of a broker (``entity`` its id) or of the cluster-wide default
+        (``DEFAULT_BROKER_ENTITY``), Kafka names and string values; empty when none."""
+        ...
+
+    def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of ``entity`` (empty: remove them)."""
+        ...
 
     def allocate_producer_ids(self, count: int) -> int:
         """Reserve ``count`` producer ids; return the first (Kafka's producer id blocks)."""

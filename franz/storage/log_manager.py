@@ -330,6 +330,14 @@ class LogManager:
             if tp.topic == topic:
                 partition_log.update_config(config)
 
+    def set_producer_id_expiration_ms(self, expiration_ms: int) -> None:
+        """``producer.id.expiration.ms`` changed (a dynamic broker config): every open log's
+        producer state and the logs opened later use it (Kafka's
+        ``DynamicProducerStateManagerConfig``)."""
+        self.producer_id_expiration_ms = expiration_ms
+        for partition_log in self._logs.values():
+            partition_log.producer_state.producer_id_expiration_ms = expiration_ms
+
     # -- periodic work -------------------------------------------------------------------
 
     def tick(self) -> None:

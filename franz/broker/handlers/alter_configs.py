@@ -12,9 +12,11 @@ Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
   in INVALID_REQUEST). Accepted changes are persisted in the metadata store (they survive a
   restart) and applied to the topic's live logs at once (``TopicManager.set_topic_configs``).
   A config name given twice: the last value wins (Kafka builds a ``Properties``).
-* BROKER (4): Franz has no dynamic broker configs, so any config is refused with
-  INVALID_REQUEST, Kafka's code for "Cannot update these configs dynamically"
-  (``franz.broker.configs.check_broker_alteration``); an empty config list succeeds.
+* BROKER (4): the configs replace the dynamic configs of this broker (name its id) or of
+  the cluster-wide default (name ``""``); an empty list removes them all. Names that are
+  not dynamic in Kafka, bad values: INVALID_REQUEST, as ZooKeeper-mode Kafka answers
+  ("Cannot update these configs dynamically: Set(...)";
+  ``franz.broker.dynamic_config.DynamicBrokerConfig.alter``). A null value: INVALID_REQUEST.
 * Anything else: INVALID_REQUEST ("AlterConfigs is only supported for topics and brokers,
   but resource type is BROKER_LOGGER").
 * A resource named twice in one request: INVALID_REQUEST ("Each resource must appear at
@@ -28,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from franz.broker.configs import ResourceType, check_broker_alteration, resource_type_name
+from franz.broker.configs import ResourceType, resource_type_name
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import (
     ErrorCode,
@@ -78,17 +80,19 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
     broker = ctx.broker
     kind = resource.resource_type
     name = resource.resource_name
-    if kind == ResourceType.TOPIC:
+    if kind in (ResourceType.TOPIC, ResourceType.BROKER):
         nulls = [c.name for c in resource.configs if c.value is None]
         if nulls:
             raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
+    if kind == ResourceType.TOPIC:
         if broker.topic_manager.get(name) is None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         configs = {c.name: c.value for c in resource.configs}
         broker.topic_manager.set_topic_configs(name, configs, validate_only=validate_only)
         return
     if kind == ResourceType.BROKER:
-        check_broker_alteration(kind, name, broker.broker_id, (c.name for c in resource.configs))
+        configs = {c.name: c.value for c in resource.configs}
+        broker.dynamic_config.alter(name, configs, validate_only=validate_only)
         return
     raise InvalidRequestError(
         "AlterConfigs is only supported for topics and brokers, but resource type is "

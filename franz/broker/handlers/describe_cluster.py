@@ -13,19 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from franz.broker.authorized_operations import CLUSTER_OPERATIONS, OPERATIONS_OMITTED
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
 
 __all__ = ["handle"]
 
-AUTHORIZED_OPERATIONS_OMITTED: Final = -(2**31)
 #: ``EndpointType`` ids (KIP-919).
 BROKER_ENDPOINT: Final = 1
 CONTROLLER_ENDPOINT: Final = 2
-#: ``AclOperation`` codes Kafka supports on the CLUSTER resource (``AclEntry``): CREATE 5,
-#: ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
-#: IDEMPOTENT_WRITE 12, as Kafka's 32-bit field.
-CLUSTER_OPERATIONS: Final = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -49,7 +45,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             "cluster_id": "",
             "controller_id": -1,
             "brokers": [],
-            "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+            "cluster_authorized_operations": OPERATIONS_OMITTED,
         }
     host, port = broker.advertised_address
     requested = bool(getattr(request, "include_cluster_authorized_operations", False))
@@ -64,6 +60,6 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             {"broker_id": broker.broker_id, "host": host, "port": port, "rack": broker.rack}
         ],
         "cluster_authorized_operations": (
-            CLUSTER_OPERATIONS if requested else AUTHORIZED_OPERATIONS_OMITTED
+            CLUSTER_OPERATIONS if requested else OPERATIONS_OMITTED
         ),
     }

@@ -6,9 +6,9 @@ resources (Kafka 3.9's ``ConfigHelper.describeConfigs``):
 * TOPIC (2): every topic config (``configuration_keys`` null or empty: all; else those
   named), effective values included. An invalid name: INVALID_TOPIC_EXCEPTION; an unknown
   topic: UNKNOWN_TOPIC_OR_PARTITION.
-* BROKER (4): the name is this broker's id (its static configs, all read-only: Franz has no
-  dynamic broker configs) or ``""``, the cluster-wide *dynamic* defaults, of which Franz has
-  none: an empty list, as Kafka answers when none are set. Another id: INVALID_REQUEST
+* BROKER (4): the name is this broker's id (every broker config, effective values, the
+  dynamic ones not read-only) or ``""``, the cluster-wide *dynamic* defaults (only those
+  set: an empty list when none are, as Kafka answers). Another id: INVALID_REQUEST
   ("Unexpected broker id, expected 0 or empty string, but received 5"); a non-integer
   name: INVALID_REQUEST ("Broker id must be an integer, but it is: x").
 * BROKER_LOGGER (8): Kafka lists its log4j loggers; Franz has no runtime-adjustable loggers
@@ -31,6 +31,7 @@ from franz.broker.configs import (
     ResourceType,
     broker_resource_id,
     describe_broker_configs,
+    describe_default_broker_configs,
     describe_topic_configs,
     resource_type_name,
 )
@@ -93,7 +94,7 @@ def _describe(ctx: RequestContext, resource: Any) -> list[ConfigEntry]:
         return describe_topic_configs(broker.config, record.configs, keys)
     if kind == ResourceType.BROKER:
         if broker_resource_id(name, broker.broker_id) is None:
-            return []  # the cluster-wide dynamic defaults: Franz has none
+            return describe_default_broker_configs(broker.config, keys)
         return describe_broker_configs(broker.config, keys)
     if kind == ResourceType.BROKER_LOGGER:
         if not name:

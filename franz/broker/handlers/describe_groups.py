@@ -7,16 +7,13 @@ without ACLs every group operation is allowed.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
+from franz.broker.authorized_operations import GROUP_OPERATIONS, OPERATIONS_OMITTED
 from franz.broker.context import HandlerResult, RequestContext
 
 __all__ = ["handle"]
 
-#: Kafka's ``MIN_INT`` "authorized operations omitted" marker.
-OPERATIONS_OMITTED: Final = -(2**31)
-#: READ (3), DELETE (6), DESCRIBE (8) as a bit set: the group operations (Kafka's AclOperation).
-GROUP_OPERATIONS: Final = (1 << 3) | (1 << 6) | (1 << 8)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:

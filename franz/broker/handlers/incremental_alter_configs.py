@@ -23,9 +23,14 @@ the broker's ``ConfigAdminManager.preprocess``):
   INVALID_CONFIG. The resulting override set is validated as a whole, persisted and applied
   to the live logs (``TopicManager.set_topic_configs``); either every operation of a resource
   applies or none does.
-* BROKER (4): Franz has no dynamic broker configs: SET, APPEND and SUBTRACT are refused with
-  INVALID_REQUEST ("Cannot update these configs dynamically: Set(...)", Kafka's answer for a
-  static config); DELETE of a config that has no dynamic value is a no-op, as in Kafka.
+* BROKER (4): the operations change the dynamic configs of this broker (name its id) or of
+  the cluster-wide default (name ``""``), starting from those stored for that entity; the
+  resulting set is checked and applied as AlterConfigs' (``DynamicBrokerConfig.alter``): a
+  name Kafka cannot change at runtime is INVALID_REQUEST ("Cannot update these configs
+  dynamically: Set(...)"). DELETE of a config the entity does not set is a no-op (so
+  DELETE of a static-only name succeeds, as in Kafka, which validates the resulting set).
+  APPEND and SUBTRACT need a LIST key (else INVALID_CONFIG, "Config value append is not
+  allowed for config key: k") and start from the entity's value, else the effective one.
 * BROKER_LOGGER (8): Franz has no runtime-adjustable loggers (DescribeConfigs lists none):
   SET and DELETE answer INVALID_REQUEST "Logger <name> does not exist!", APPEND and SUBTRACT
   INVALID_REQUEST, as Kafka answers for those.
@@ -36,18 +41,20 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from franz.broker.configs import (
     ResourceType,
     broker_resource_id,
-    check_broker_alteration,
+    kafka_broker_default,
     resource_repr,
     resource_type_name,
 )
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers.alter_configs import alter_each_resource
 from franz.broker.topic_manager import TopicManager
+from franz.config.broker import BROKER_CONFIG_KEYS
 from franz.config.defs import ConfigType
 from franz.config.topic import TOPIC_CONFIG_KEYS
 from franz.errors import (
@@ -56,7 +63,7 @@ from franz.errors import (
     UnknownTopicOrPartitionError,
 )
 
-__all__ = ["OpType", "apply_operations", "handle"]
+__all__ = ["OpType", "apply_broker_operations", "apply_operations", "handle"]
 
 
 class OpType(enum.IntEnum):
@@ -111,12 +118,15 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
         topics.set_topic_configs(name, overrides, validate_only=validate_only)
         return
     if kind == ResourceType.BROKER:
-        check_broker_alteration(
-            kind,
-            name,
-            broker.broker_id,
-            (config for config, op, _ in operations if op != OpType.DELETE),
+        dynamic = broker.dynamic_config
+        current = dynamic.entity_configs(name)
+        effective = broker.config
+        configs = apply_broker_operations(
+            current,
+            lambda key: effective.get(key) if effective.is_set(key) else kafka_broker_default(key),
+            operations,
         )
+        dynamic.alter(name, configs, validate_only=validate_only)
         return
     if kind == ResourceType.BROKER_LOGGER:
         broker_resource_id(name, broker.broker_id)
@@ -174,6 +184,38 @@ def apply_operations(
             else:
                 current = [v for v in current if v not in values]
             result[name] = ",".join(current)
+    return result
+
+
+def apply_broker_operations(
+    current: dict[str, str],
+    effective: Callable[[str], Any],
+    operations: list[tuple[str, OpType, str | None]],
+) -> dict[str, str]:
+    """A broker entity's dynamic configs after ``operations`` (validated by the caller)."""
+    result = dict(current)
+    for name, op, value in operations:
+        if op == OpType.SET:
+            assert value is not None
+            result[name] = value
+        elif op == OpType.DELETE:
+            result.pop(name, None)
+        else:
+            key = BROKER_CONFIG_KEYS.get(name)
+            if key is None or key.type is not ConfigType.LIST:
+                raise InvalidConfigurationError(
+                    f"Config value append is not allowed for config key: {name}"
+                    if op == OpType.APPEND
+                    else f"Config value subtract is not allowed for config key: {name}"
+                )
+            items = _split(result[name]) if name in result else list(effective(name) or [])
+            assert value is not None
+            values = _split(value)
+            if op == OpType.APPEND:
+                items += [item for item in values if item not in items]
+            else:
+                items = [item for item in items if item not in values]
+            result[name] = ",".join(items)
     return result
 
 

@@ -5,12 +5,24 @@ the request's ``allow_auto_topic_creation`` (v4+; always true before) say so. In
 mode creation is synchronous, so the new topic is described in the same response instead of
 Kafka's first LEADER_NOT_AVAILABLE. Topics requested by id (v10+) that do not exist get
 UNKNOWN_TOPIC_ID; invalid names INVALID_TOPIC_EXCEPTION.
+
+Authorized operations (v8+, ``franz.broker.authorized_operations``): with
+``include_topic_authorized_operations`` every topic looked up by name, found or not, carries
+every TOPIC operation (Franz has no authorizer), as Kafka's ``handleTopicMetadataRequest``
+sets them on its ``topicMetadata``; a topic id that is not found keeps the "omitted" value.
+``include_cluster_authorized_operations`` (v8-10; v11 dropped the field, KIP-700) gives every
+CLUSTER operation. Unasked, both are ``Integer.MIN_VALUE``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
+from franz.broker.authorized_operations import (
+    CLUSTER_OPERATIONS,
+    OPERATIONS_OMITTED,
+    TOPIC_OPERATIONS,
+)
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
 from franz.errors import ApiError, ErrorCode, error_code_for
@@ -18,9 +30,6 @@ from franz.metadata.store import TopicRecord
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
-
-#: Kafka's "authorized operations not requested" sentinel (Integer.MIN_VALUE).
-AUTHORIZED_OPERATIONS_OMITTED: Final = -(2**31)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -63,6 +72,13 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 results.append(_error_topic(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             else:
                 results.append(describe_topic(ctx, record))
+    if version >= 8 and getattr(request, "include_topic_authorized_operations", False):
+        for result in results:
+            if result["name"] is not None:
+                result["topic_authorized_operations"] = TOPIC_OPERATIONS
+    cluster_operations = OPERATIONS_OMITTED
+    if 8 <= version <= 10 and getattr(request, "include_cluster_authorized_operations", False):
+        cluster_operations = CLUSTER_OPERATIONS
     host, port = broker.advertised_address
     return {
         "throttle_time": 0,
@@ -72,7 +88,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "cluster_id": broker.cluster_id,
         "controller_id": broker.broker_id,
         "topics": results,
-        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": cluster_operations,
     }
 
 
@@ -82,7 +98,7 @@ def _error_topic(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, 
         "name": name,
         "is_internal": False,
         "partitions": [],
-        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "topic_authorized_operations": OPERATIONS_OMITTED,
     }
     if topic_id is not None:
         out["topic_id"] = topic_id
@@ -124,5 +140,5 @@ def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
         "topic_id": record.topic_id,
         "is_internal": ctx.broker.topic_manager.is_internal(record.name),
         "partitions": partitions,
-        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "topic_authorized_operations": OPERATIONS_OMITTED,
     }

@@ -3,7 +3,7 @@
     franz configs --bootstrap-server HOST:PORT --entity-type topics|brokers
                   [--entity-name NAME | --entity-default] --describe [--all]
     franz configs --bootstrap-server HOST:PORT --entity-type topics|brokers
-                  --entity-name NAME --alter
+                  [--entity-name NAME | --entity-default] --alter
                   [--add-config k1=v1,k2=[v1,v2] | --add-config-file FILE] [--delete-config k1,k2]
 
 --describe prints, per entity, ``Dynamic configs for topic T are:`` (``All configs ...``
@@ -17,8 +17,10 @@ Without --all only the configs set dynamically on that entity are listed. --alte
 deletes configs with IncrementalAlterConfigs (SET, DELETE) and prints ``Completed updating
 config for topic T.``; deleting a config that is not set is an error ("Invalid config(s)"),
 as in Kafka. Square brackets group a value that holds commas (``k=[a,b]``).
-Not supported: --alter of the cluster-wide broker default (--entity-default), which
-librdkafka cannot address.
+``--entity-type brokers --entity-default --alter`` changes the cluster-wide dynamic broker
+defaults and prints ``Completed updating default config for brokers in the cluster.``;
+librdkafka cannot address that resource (name ``""``), so the request goes on the wire
+(``franz.admin.configs_wire``), over PLAINTEXT only.
 """
 
 from __future__ import annotations
@@ -29,8 +31,18 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from franz.admin.client import check_reachable, make_admin, result
-from franz.admin.configs_wire import RESOURCE_BROKER, RESOURCE_TOPIC, ConfigInfo
-from franz.admin.options import ToolError, add_connection_options, properties_file
+from franz.admin.configs_wire import (
+    RESOURCE_BROKER,
+    RESOURCE_TOPIC,
+    ConfigInfo,
+    incremental_alter_configs,
+)
+from franz.admin.options import (
+    ToolError,
+    add_connection_options,
+    client_config,
+    properties_file,
+)
 from franz.admin.topics import (
     config_line,
     configs_header,
@@ -105,9 +117,6 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         return
     if args.all:
         parser.error("option --all requires --describe")
-    if args.entity_default:
-        # librdkafka refuses a BROKER resource with an empty name in IncrementalAlterConfigs
-        parser.error("--entity-default is supported with --describe only")
     if args.entity_name is None and not args.entity_default:
         if args.entity_type == "topics":
             parser.error("an entity name must be specified with --alter of topics")
@@ -194,6 +203,10 @@ def _alter(admin: AdminClient, args: argparse.Namespace, metadata: object) -> No
     missing = [key for key in to_delete if key not in current]
     if missing:
         raise ToolError(f"Invalid config(s): {','.join(missing)}")
+    if name == "":
+        _alter_default(args, metadata, to_set, to_delete)
+        print(f"Completed updating default config for {args.entity_type} in the cluster.")
+        return
     ops = [
         ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
         for key, value in to_set.items()
@@ -207,3 +220,26 @@ def _alter(admin: AdminClient, args: argparse.Namespace, metadata: object) -> No
         print(f"Completed updating config for {args.entity_type[:-1]} {name}.")
     else:
         print(f"Completed updating default config for {args.entity_type} in the cluster.")
+
+
+def _alter_default(
+    args: argparse.Namespace, metadata: object, to_set: dict[str, str], to_delete: list[str]
+) -> None:
+    """IncrementalAlterConfigs of the BROKER resource ``""`` on the wire (any broker)."""
+    config = client_config(args)
+    if str(config.get("security.protocol", "plaintext")).lower() != "plaintext":
+        raise ToolError(
+            "--entity-default --alter needs a PLAINTEXT listener (librdkafka cannot address "
+            "the cluster-wide broker default)"
+        )
+    brokers = metadata.brokers  # type: ignore[attr-defined]
+    broker = brokers[min(brokers)]
+    incremental_alter_configs(
+        f"{broker.host}:{broker.port}",
+        RESOURCE_BROKER,
+        "",
+        to_set,
+        to_delete,
+        timeout_s=args.timeout_ms / 1000,
+        client_id=str(config.get("client.id", "franz-admin")),
+    )

@@ -7,11 +7,10 @@ import pytest
 from franz.broker.configs import (
     ConfigSource,
     ConfigSynonym,
-    ResourceType,
     broker_resource_id,
-    check_broker_alteration,
     config_type_id,
     describe_broker_configs,
+    describe_default_broker_configs,
     describe_topic_configs,
     kafka_broker_default,
 )
@@ -23,6 +22,8 @@ from franz.errors import InvalidRequestError
 STATIC = ConfigSource.STATIC_BROKER_CONFIG
 DEFAULT = ConfigSource.DEFAULT_CONFIG
 TOPIC = ConfigSource.DYNAMIC_TOPIC_CONFIG
+DYN_BROKER = ConfigSource.DYNAMIC_BROKER_CONFIG
+DYN_DEFAULT = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
 
 
 def by_name(entries):
@@ -112,10 +113,15 @@ def test_describe_configs_mapping_omits_synonyms_and_docs_unless_asked():
     }
 
 
-def test_broker_configs_are_read_only_static_when_set_else_default():
+def test_broker_configs_are_read_only_unless_dynamic_static_when_set_else_default():
     config = BrokerConfig({"num.partitions": "3", "log.segment.bytes": "5000"})
     entries = by_name(describe_broker_configs(config))
-    assert all(e.read_only for e in entries.values())
+    # Kafka's read_only is "not in DynamicBrokerConfig.AllDynamicConfigs"
+    assert entries["num.partitions"].read_only
+    assert entries["log.retention.hours"].read_only
+    assert not entries["log.segment.bytes"].read_only
+    assert not entries["message.max.bytes"].read_only
+    assert not entries["max.connections"].read_only
     assert entries["num.partitions"].value == "3"
     assert entries["num.partitions"].source == STATIC
     assert entries["num.partitions"].synonyms == (
@@ -186,14 +192,48 @@ def test_broker_resource_id_refused(name, message):
         broker_resource_id(name, 7)
 
 
-def test_broker_alteration_is_refused_unless_empty():
-    check_broker_alteration(ResourceType.BROKER, "0", 0, [])
-    with pytest.raises(
-        InvalidRequestError,
-        match=r"Cannot update these configs dynamically: Set\(log.retention.ms, num.partitions\)",
-    ):
-        check_broker_alteration(
-            ResourceType.BROKER, "", 0, ["num.partitions", "log.retention.ms", "num.partitions"]
-        )
-    with pytest.raises(InvalidRequestError, match="Unexpected broker id"):
-        check_broker_alteration(ResourceType.BROKER, "3", 0, [])
+def test_dynamic_layers_come_first_in_kafkas_synonym_order():
+    config = BrokerConfig({"log.retention.hours": "100", "message.max.bytes": "2000"}).with_dynamic(
+        {"log.retention.ms": "60000", "message.max.bytes": "1500"},
+        {"message.max.bytes": "1000"},
+    )
+    entries = by_name(describe_broker_configs(config))
+    message = entries["message.max.bytes"]
+    assert (message.value, message.source) == ("1000", DYN_BROKER)
+    assert message.synonyms == (
+        ConfigSynonym("message.max.bytes", "1000", DYN_BROKER),
+        ConfigSynonym("message.max.bytes", "1500", DYN_DEFAULT),
+        ConfigSynonym("message.max.bytes", "2000", STATIC),
+        ConfigSynonym("message.max.bytes", "1048588", DEFAULT),
+    )
+    retention = entries["log.retention.ms"]
+    assert (retention.value, retention.source) == ("60000", DYN_DEFAULT)
+    assert retention.synonyms == (
+        ConfigSynonym("log.retention.ms", "60000", DYN_DEFAULT),
+        ConfigSynonym("log.retention.hours", "100", STATIC),
+        ConfigSynonym("log.retention.hours", "168", DEFAULT),
+    )
+    # the effective topic default follows the highest layer
+    topic = by_name(describe_topic_configs(config, {}))
+    assert topic["max.message.bytes"].value == "1000"
+    assert topic["max.message.bytes"].source == DYN_BROKER
+    assert (topic["retention.ms"].value, topic["retention.ms"].source) == ("60000", DYN_DEFAULT)
+
+
+def test_default_resource_lists_only_the_dynamic_defaults_without_the_broker_layer():
+    config = BrokerConfig({"message.max.bytes": "2000"}).with_dynamic(
+        {"message.max.bytes": "1500", "max.connections": "7"}, {"message.max.bytes": "1000"}
+    )
+    entries = by_name(describe_default_broker_configs(config))
+    assert sorted(entries) == ["max.connections", "message.max.bytes"]
+    message = entries["message.max.bytes"]
+    assert (message.value, message.source, message.read_only) == ("1500", DYN_DEFAULT, False)
+    assert message.synonyms == (
+        ConfigSynonym("message.max.bytes", "1500", DYN_DEFAULT),
+        ConfigSynonym("message.max.bytes", "2000", STATIC),
+        ConfigSynonym("message.max.bytes", "1048588", DEFAULT),
+    )
+    assert describe_default_broker_configs(BrokerConfig()) == []
+    assert [e.name for e in describe_default_broker_configs(config, ["max.connections"])] == [
+        "max.connections"
+    ]

@@ -254,3 +254,22 @@ def test_topics_are_written_sorted_by_name(tmp_path: Path) -> None:
     store.create_topic(record("a"))
     data = json.loads(store.path.read_text())
     assert list(data["topics"]) == ["a", "b"]
+
+
+def test_broker_configs_round_trip_by_entity(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    assert store.broker_configs("<default>") == {}
+    store.create_topic(record("events", 1))
+    store.set_broker_configs("<default>", {"log.retention.ms": "1000"})
+    store.set_broker_configs("0", {"message.max.bytes": "2000"})
+    reloaded = open_store(tmp_path)
+    assert reloaded.broker_configs("<default>") == {"log.retention.ms": "1000"}
+    assert reloaded.broker_configs("0") == {"message.max.bytes": "2000"}
+    assert "events" in reloaded.topics()  # topics kept
+    reloaded.set_broker_configs("0", {})
+    assert json.loads(reloaded.path.read_text())["broker_configs"] == {
+        "<default>": {"log.retention.ms": "1000"}
+    }
+    # other changes keep them
+    reloaded.allocate_producer_ids(5)
+    assert open_store(tmp_path).broker_configs("<default>") == {"log.retention.ms": "1000"}

@@ -1,0 +1,134 @@
+"""This broker's dynamic configs (Kafka's ``DynamicBrokerConfig``, KIP-226): validated,
+persisted in the metadata store, applied live.
+
+``alter`` replaces the dynamic configs of one entity: this broker (resource name its id) or
+the cluster-wide default (resource name ``""``). AlterConfigs hands it the request's whole
+set, IncrementalAlterConfigs the entity's set after its operations. Checks, all before
+anything changes (so ``validate_only`` answers exactly what the change would):
+
+* the resource name (``broker_resource_id``: an integer, this broker's id, or ``""``);
+* the names (``franz.config.dynamic.dynamic_config_errors``: dynamic in Kafka, listener
+  prefix for SSL stores, per-broker ones not at the default);
+* the values, parsed with their keys' types and validators, and the resulting effective
+  config as a whole: topic defaults must make a valid ``LogConfig``, and
+  ``compression.type`` must stay ``producer`` (Franz never recompresses).
+
+Every failure is INVALID_REQUEST with Kafka's ZooKeeper-mode message, "Invalid config value
+for resource ConfigResource(type=BROKER, name='0'): <reason>" (``ZkAdminManager`` wraps
+``ConfigException`` so).
+
+Then the store is written (durable) and ``reconfigure`` gets the new effective
+``BrokerConfig``; the broker pushes it to what reads it (topic defaults of every log,
+producer id expiration). At startup ``load`` applies the stored configs; entries that are
+no longer valid are dropped with an error logged, as Kafka's ``fromPersistentProps`` does,
+so a bad stored value never stops a broker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+
+from franz.broker.configs import ResourceType, broker_resource_id, resource_repr
+from franz.config.broker import BrokerConfig
+from franz.config.dynamic import dynamic_config_errors
+from franz.errors import InvalidConfigurationError, InvalidRequestError
+from franz.metadata.store import DEFAULT_BROKER_ENTITY, MetadataStore
+
+__all__ = ["DynamicBrokerConfig"]
+
+log = logging.getLogger(__name__)
+
+
+class DynamicBrokerConfig:
+    def __init__(
+        self,
+        static: BrokerConfig,
+        store: MetadataStore,
+        broker_id: int,
+        reconfigure: Callable[[BrokerConfig], None],
+    ) -> None:
+        self.static = static
+        self.store = store
+        self.broker_id = broker_id
+        self._reconfigure = reconfigure
+        #: The effective config: static under the dynamic layers.
+        self.current = static
+
+    def load(self) -> None:
+        """Apply the stored dynamic configs (after ``store.load()``, before logs open)."""
+        default = self._usable(self.store.broker_configs(DEFAULT_BROKER_ENTITY), None)
+        mine = self._usable(self.store.broker_configs(str(self.broker_id)), self.broker_id)
+        if default or mine:
+            self._apply(self.static.with_dynamic(default, mine))
+            log.info(
+                "dynamic broker configs applied: default %s, broker %d %s",
+                sorted(default), self.broker_id, sorted(mine),
+            )
+
+    def entity_configs(self, resource_name: str | None) -> dict[str, str]:
+        """The dynamic configs stored for a BROKER resource (name checked)."""
+        if broker_resource_id(resource_name, self.broker_id) is None:
+            return dict(self.current.dynamic_default)
+        return dict(self.current.dynamic_broker)
+
+    def alter(
+        self, resource_name: str | None, configs: Mapping[str, str], *, validate_only: bool
+    ) -> None:
+        """Replace the dynamic configs of the BROKER resource ``resource_name``."""
+        broker = broker_resource_id(resource_name, self.broker_id)
+        prefix = (
+            f"Invalid config value for resource "
+            f"{resource_repr(ResourceType.BROKER, resource_name)}: "
+        )
+        message = dynamic_config_errors(configs, per_broker=broker is not None)
+        if message is not None:
+            raise InvalidRequestError(prefix + message)
+        if broker is None:
+            default, mine = dict(configs), self.current.dynamic_broker
+        else:
+            default, mine = self.current.dynamic_default, dict(configs)
+        try:
+            new = self.static.with_dynamic(default, mine)
+            _check_effective(new)
+        except InvalidConfigurationError as exc:
+            raise InvalidRequestError(prefix + str(exc)) from None
+        if validate_only:
+            return
+        entity = DEFAULT_BROKER_ENTITY if broker is None else str(broker)
+        self.store.set_broker_configs(entity, dict(configs))
+        self._apply(new)
+        log.info("dynamic configs of broker entity %s set: %s", entity, dict(configs) or "(none)")
+
+    def _apply(self, config: BrokerConfig) -> None:
+        self.current = config
+        self._reconfigure(config)
+
+    def _usable(self, configs: Mapping[str, str], broker: int | None) -> dict[str, str]:
+        usable: dict[str, str] = {}
+        for name, value in configs.items():
+            message = dynamic_config_errors([name], per_broker=broker is not None)
+            if message is None:
+                try:
+                    _check_effective(self.static.with_dynamic({}, {name: value}))
+                except InvalidConfigurationError as exc:
+                    message = str(exc)
+            if message is not None:
+                log.error(
+                    "stored dynamic config %s=%s of %s ignored: %s",
+                    name, value, "the default" if broker is None else f"broker {broker}", message,
+                )
+                continue
+            usable[name] = value
+        return usable
+
+
+def _check_effective(config: BrokerConfig) -> None:
+    """What Franz needs of an effective config (``InvalidConfigurationError`` otherwise)."""
+    compression = config.log_config().compression_type  # parses every topic default
+    if compression != "producer":
+        raise InvalidConfigurationError(
+            f"Invalid value {compression} for configuration compression.type: Franz stores "
+            "batches as producers compressed them and does not recompress; only producer is "
+            "supported"
+        )
