@@ -138,11 +138,10 @@ class SocketServer:
                 await loop.connect_accepted_socket(
                     functools.partial(KafkaConnection, self, ip), client
                 )
-            except OSError as exc:
-                log.debug("setting up the connection from %s failed: %s", ip, exc)
+            except Exception as exc:  # one peer's failure must not stop the acceptor
+                log.info("setting up the connection from %s failed: %r", ip, exc)
                 self.quotas.dec(ip)
                 client.close()
-                self._slot_freed.set()
 
     def register(self, connection: KafkaConnection) -> None:
         self.connections.add(connection)

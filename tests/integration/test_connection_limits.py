@@ -258,8 +258,9 @@ def test_a_request_trickled_past_the_receive_timeout_is_closed(broker_factory, t
     assert api_versions(silent)
     trickler = WireClient.connect(broker.bootstrap)
     try:
+        started = time.monotonic()
         trickler.send_bytes(struct.pack(">i", 1000))
-        deadline = time.monotonic() + CLOSE_TIMEOUT
+        deadline = started + CLOSE_TIMEOUT
         closed = False
         sent = 0
         while not closed and time.monotonic() < deadline and sent < 990:
@@ -271,7 +272,8 @@ def test_a_request_trickled_past_the_receive_timeout_is_closed(broker_factory, t
             sent += 1
             closed = trickler.wait_closed(0.1)
         assert closed, f"still open after {sent} bytes trickled"
-        assert sent >= 5, f"closed after {sent} bytes, before the timeout could have passed"
+        # A lower bound only (the broker cannot have started its clock before we sent).
+        assert time.monotonic() - started >= 1.0, "closed before the receive timeout"
         assert api_versions(silent), "a connection silent between requests was closed"
     finally:
         trickler.close()
