@@ -185,13 +185,13 @@ class SocketServer:
                 started = connection.request_started
                 if started is not None and now - started > max_receive:
                     log.info(
-                        "closing the connection from %s: its request of %d bytes was not "
-                        "received within socket.request.receive.timeout.ms=%d (%d bytes "
-                        "received)",
+                        "closing the connection from %s: its request was not received "
+                        "within socket.request.receive.timeout.ms=%d (%d bytes received, "
+                        "size announced %d)",
                         connection.peer,
-                        connection.pending_request_size,
                         self.config.request_receive_timeout_ms,
                         connection.pending_request_bytes,
+                        connection.pending_request_size,
                     )
                     connection.close()
 
