@@ -35,6 +35,7 @@ from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
 from franz.errors import InvalidConfigurationError
 from franz.metadata.local import LocalMetadataStore
+from franz.network.limits import parse_per_ip_overrides
 from franz.network.server import SocketServer, SocketServerConfig
 from franz.protocol.kafka_uuid import uuid_to_str
 from franz.protocol.records.compression import CompressionType
@@ -149,7 +150,14 @@ class Broker:
                 port=self.listener.port,
                 socket_request_max_bytes=config.get("socket.request.max.bytes"),
                 connections_max_idle_ms=config.get("connections.max.idle.ms"),
+                request_receive_timeout_ms=config.get("socket.request.receive.timeout.ms"),
                 max_in_flight_requests=config.get("queued.max.requests"),
+                queued_max_request_bytes=_queued_max_request_bytes(config),
+                max_connections=config.get("max.connections"),
+                max_connections_per_ip=config.get("max.connections.per.ip"),
+                max_connections_per_ip_overrides=parse_per_ip_overrides(
+                    config.get("max.connections.per.ip.overrides")
+                ),
                 backlog=config.get("socket.listen.backlog.size"),
             ),
             Dispatcher(self),
@@ -259,6 +267,17 @@ def _coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
         offsets_retention_check_interval_ms=config.get("offsets.retention.check.interval.ms"),
         compression=CompressionType(config.get("offsets.topic.compression.codec")),
     )
+
+
+def _queued_max_request_bytes(config: BrokerConfig) -> int:
+    """``queued.max.request.bytes``, checked as Kafka's ``KafkaConfig.validateValues``: a
+    bounded pool must hold the largest request, or that request could never be read."""
+    queued: int = config.get("queued.max.request.bytes")
+    if 0 < queued < config.get("socket.request.max.bytes"):
+        raise InvalidConfigurationError(
+            "queued.max.request.bytes must be larger or equal to socket.request.max.bytes"
+        )
+    return queued
 
 
 def _stored_cluster_id(log_dirs: list[Path]) -> str | None:

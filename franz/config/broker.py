@@ -103,6 +103,47 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
     ConfigKey(
+        "socket.request.receive.timeout.ms",
+        _I,
+        60000,
+        "Franz's bound (Kafka has none): a connection whose request has been arriving for "
+        "longer than this is closed, however it trickles bytes. Between requests "
+        "connections.max.idle.ms applies. The default is librdkafka's socket.timeout.ms: "
+        "a client gives up on a request it could not send in that time anyway (Java "
+        "clients' request.timeout.ms is 30000).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "queued.max.request.bytes",
+        _L,
+        -1,
+        "Bytes of requests being received over all connections (the request memory pool); "
+        "connections that need more are muted until memory is released. -1 or 0: unbounded. "
+        "Must be at least socket.request.max.bytes when set.",
+    ),
+    ConfigKey(
+        "max.connections",
+        _I,
+        2147483647,
+        "Connections the broker accepts at once; at the limit it stops accepting until one "
+        "closes.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "max.connections.per.ip",
+        _I,
+        2147483647,
+        "Connections allowed from one address; a connection over the limit is closed.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "max.connections.per.ip.overrides",
+        _S,
+        "",
+        "Per-address limits overriding max.connections.per.ip: host:count pairs, comma "
+        "separated (e.g. hostName:100,127.0.0.1:200).",
+    ),
+    ConfigKey(
         "queued.max.requests",
         _I,
         500,

@@ -11,10 +11,23 @@ models):
   from ``data_received``. A handler that can answer at once (Produce, Metadata) does so
   synchronously, so appends from pipelined requests happen in arrival order (the idempotent
   producer relies on that); one that must wait (Fetch long poll) returns an awaitable.
-* **Flow control.** Reading stops while more than ``max_in_flight`` responses are pending or
-  the transport's write buffer is above its high-water mark (a client that does not read its
-  responses), and resumes when both drain. A request never makes the broker buffer more
-  than ``socket.request.max.bytes`` of one frame.
+* **Flow control.** Reading stops while more than ``max_in_flight`` responses are pending,
+  while the transport's write buffer is above its high-water mark (a client that does not
+  read its responses), or while the request being received waits for memory (below), and
+  resumes when all three clear.
+* **Bounded memory.** A connection holds at most one partial request, and only the bytes of
+  it that arrived (``FrameDecoder``), at most ``socket.request.max.bytes``. When a request's
+  size is known, its size is reserved in the server's ``MemoryPool``
+  (``queued.max.request.bytes``) until the request is complete; a connection refused memory
+  is muted (reading paused, nothing dropped) until the pool has room, as Kafka mutes a
+  channel whose receive cannot allocate. Unlike Kafka, requests that arrive whole in one
+  read are handled without a reservation (they never wait between reads, so they hold no
+  memory the pool guards), and a muted connection may already hold the bytes of the read
+  that started its request (asyncio reads at most 256 KiB at a time).
+* **Receive timeout.** ``request_started`` is when the current request's first byte arrived;
+  the server closes connections whose request takes longer than
+  ``socket.request.receive.timeout.ms``. The clock does not run while the broker itself
+  paused reading, and restarts when reading resumes.
 * **Zero copy.** A response is a list of chunks: ``bytes`` go through the transport,
   ``FileRegion`` chunks are written with ``sendfile`` (``loop.sendfile``) once everything
   before them is on the wire. A region that comes back short (the segment was truncated
@@ -86,10 +99,15 @@ class _FdFile:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server: SocketServer) -> None:
+    def __init__(self, server: SocketServer, peer_ip: str = "?") -> None:
         self._server = server
         self._handler = server.handler
         self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
+        self._pool = server.memory_pool
+        #: Bytes reserved in the memory pool for the request being received (0: none).
+        self._reserved = 0
+        self._memory_muted = False
+        self._request_started: float | None = None
         self._max_in_flight = server.config.max_in_flight_requests
         self._transport: asyncio.Transport | None = None
         self._queue: collections.deque[asyncio.Future[Response | None] | Response] = (
@@ -103,6 +121,8 @@ class KafkaConnection(asyncio.Protocol):
         #: Close once every pending response is written (EOF from the client, shutdown).
         self._closing_after_flush = False
         self.last_active = time.monotonic()
+        #: The peer's address as the server counted it for ``max.connections.per.ip``.
+        self.peer_ip = peer_ip
         self.peer = "?"
         self.connection_id = ""
 
@@ -126,6 +146,9 @@ class KafkaConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
         self._server.unregister(self)
+        if self._reserved:
+            reserved, self._reserved = self._reserved, 0
+            self._server.release_memory(reserved)
         for task in self._handler_tasks:
             task.cancel()
         if self._writer is not None:
@@ -144,13 +167,25 @@ class KafkaConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._closing:
             return
-        self.last_active = time.monotonic()
+        now = self.last_active = time.monotonic()
+        decoder = self._decoder
         try:
-            frames = self._decoder.feed(data)
+            frames = decoder.feed(data)
         except FramingError as exc:
             log.debug("closing connection from %s: %s", self.peer, exc)
             self.close()
             return
+        if frames:
+            # The first frame out is the one that was partial before this read, if any.
+            self._request_started = None
+            if self._reserved:
+                reserved, self._reserved = self._reserved, 0
+                self._server.release_memory(reserved)
+        if decoder.buffered:
+            if self._request_started is None:
+                self._request_started = now
+            if not self._reserved and decoder.pending_frame_size > 0:
+                self._reserve(decoder.pending_frame_size)
         for frame in frames:
             if self._closing:
                 return
@@ -163,6 +198,41 @@ class KafkaConnection(asyncio.Protocol):
             return None
         self._closing_after_flush = True
         return True
+
+    # -- request memory and receive timeout -----------------------------------------------
+
+    def _reserve(self, size: int) -> None:
+        if self._pool.try_allocate(size):
+            self._reserved = size
+        elif not self._memory_muted:
+            self._memory_muted = True
+            self._server.wait_for_memory(self)
+
+    def memory_available(self) -> None:
+        """Called by the server when the pool has room again: reserve, then read on."""
+        self._memory_muted = False
+        if self._closing:
+            return
+        size = self._decoder.pending_frame_size
+        if size > 0 and not self._reserved:
+            self._reserve(size)
+        self._update_reading()
+
+    @property
+    def request_started(self) -> float | None:
+        """When the request being received started arriving (``time.monotonic``); None when
+        no request is partly received or the broker paused reading (not the peer's delay)."""
+        return None if self._read_paused else self._request_started
+
+    @property
+    def pending_request_size(self) -> int:
+        """Announced size of the partly received request (-1: size not known yet)."""
+        return self._decoder.pending_frame_size
+
+    @property
+    def pending_request_bytes(self) -> int:
+        """Bytes of the partly received request held by this connection."""
+        return self._decoder.buffered
 
     # -- requests and responses -----------------------------------------------------------
 
@@ -300,12 +370,16 @@ class KafkaConnection(asyncio.Protocol):
         transport = self._transport
         if transport is None or self._closing:
             return
-        should_pause = self._write_paused or len(self._queue) >= self._max_in_flight
+        should_pause = (
+            self._write_paused or self._memory_muted or len(self._queue) >= self._max_in_flight
+        )
         if should_pause and not self._read_paused:
             self._read_paused = True
             transport.pause_reading()
         elif not should_pause and self._read_paused:
             self._read_paused = False
+            if self._request_started is not None:
+                self._request_started = time.monotonic()
             transport.resume_reading()
 
     # -- closing --------------------------------------------------------------------------

@@ -26,27 +26,34 @@ class FrameDecoder:
     """Splits a byte stream into frames (payloads without their size prefix).
 
     Each frame is returned as its own ``bytearray``: writable, so the produce path can patch
-    record batch headers in place, and filled with one copy from the received chunks (a
-    large frame gets its final buffer as soon as its size is known).
+    record batch headers in place, and filled with one copy from the received chunks.
+
+    Memory follows the bytes received, never the size announced: a partial frame is a
+    ``bytearray`` extended by each chunk (CPython over-allocates it by at most 1/8), so a peer
+    that sends a 100 MiB size prefix and stops costs what it sent, not 100 MiB. (Allocating
+    the announced size up front let five such peers add 500 MiB to the broker's RSS.)
+    Extending is also faster than filling a preallocated buffer, which must be zeroed first:
+    0.45 ms against 1.2 ms for a 5 MiB frame in 64-256 KiB chunks.
     """
 
-    __slots__ = ("_buffer", "_filled", "_frame", "_max_frame_size")
+    __slots__ = ("_buffer", "_frame", "_frame_size", "_max_frame_size")
 
     def __init__(self, max_frame_size: int) -> None:
         self._buffer = bytearray()  # bytes before the next frame's payload is known
         self._max_frame_size = max_frame_size
-        self._frame: bytearray | None = None  # the payload being received
-        self._filled = 0
+        self._frame: bytearray | None = None  # the payload received so far
+        self._frame_size = -1  # its announced size
 
     @property
     def buffered(self) -> int:
         """Bytes received and not yet returned as frames."""
-        return len(self._buffer) + self._filled
+        frame = self._frame
+        return len(self._buffer) + (0 if frame is None else len(frame))
 
     @property
     def pending_frame_size(self) -> int:
-        """Size of the partially received frame (-1: none started)."""
-        return -1 if self._frame is None else len(self._frame)
+        """Announced size of the partially received frame (-1: none started)."""
+        return self._frame_size
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[bytes | bytearray]:
         """Add received bytes; return the frames now complete, in order."""
@@ -57,14 +64,13 @@ class FrameDecoder:
         while pos < end:
             current = self._frame
             if current is not None:
-                take = min(len(current) - self._filled, end - pos)
-                current[self._filled : self._filled + take] = view[pos : pos + take]
-                self._filled += take
+                take = min(self._frame_size - len(current), end - pos)
+                current += view[pos : pos + take]
                 pos += take
-                if self._filled == len(current):
+                if len(current) == self._frame_size:
                     frames.append(current)
                     self._frame = None
-                    self._filled = 0
+                    self._frame_size = -1
                 continue
             buffer = self._buffer
             if buffer or end - pos < 4:
@@ -89,8 +95,9 @@ class FrameDecoder:
                 frames.append(bytearray(view[pos : pos + size]))
                 pos += size
             else:
-                self._frame = bytearray(size)
-                self._filled = 0
+                self._frame = bytearray(view[pos:end])
+                self._frame_size = size
+                pos = end
         return frames
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
@@ -199,3 +200,32 @@ def test_framing_error_is_local_not_an_api_error() -> None:
 @given(st.integers(0, 2**31 - 1))
 def test_frame_is_the_big_endian_int32_size(size: int) -> None:
     assert frame(size) == struct.pack(">i", size)
+
+
+def test_an_announced_size_is_not_allocated_before_its_bytes_arrive() -> None:
+    """A 64 MiB size prefix and 10 bytes cost about 10 bytes, not 64 MiB (memory follows
+    what was received: a peer's claim is not an allocation)."""
+    announced = 64 << 20
+    decoder = FrameDecoder(announced)
+    tracemalloc.start()
+    try:
+        assert decoder.feed(frame(announced) + b"0123456789") == []
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (decoder.pending_frame_size, decoder.buffered) == (announced, 10)
+    assert peak < 64 << 10
+
+
+def test_a_frame_grows_with_its_chunks_and_comes_out_whole() -> None:
+    decoder = FrameDecoder(1 << 20)
+    payload = bytes(range(256)) * 4096  # 1 MiB
+    stream = framed(payload)
+    out: list[bytes | bytearray] = []
+    for start in range(0, len(stream), 65_536):
+        out += decoder.feed(stream[start : start + 65_536])
+        if not out:
+            assert decoder.buffered == min(start + 65_536, len(stream)) - 4
+    assert out == [payload]
+    assert isinstance(out[0], bytearray)
+    assert_between_frames(decoder)
