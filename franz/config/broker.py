@@ -187,7 +187,7 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "controlled.shutdown.enable", _B, True, "Move leadership away before shutting down."
     ),
-    # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection quotas):
+    # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection rate quota):
     # accepted, stored and described so tools that tune them work (franz.config.dynamic) ---
     ConfigKey("num.io.threads", _I, 8, "Request handler threads (not used by Franz).", at_least(1)),
     ConfigKey(
@@ -205,26 +205,6 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ),
     ConfigKey(
         "background.threads", _I, 10, "Background task threads (not used by Franz).", at_least(1)
-    ),
-    ConfigKey(
-        "max.connections",
-        _I,
-        INT_MAX,
-        "Most connections the broker accepts (not enforced by Franz).",
-        at_least(0),
-    ),
-    ConfigKey(
-        "max.connections.per.ip",
-        _I,
-        INT_MAX,
-        "Most connections from one address (not enforced by Franz).",
-        at_least(0),
-    ),
-    ConfigKey(
-        "max.connections.per.ip.overrides",
-        _S,
-        "",
-        "Per-address connection limits (not enforced by Franz).",
     ),
     ConfigKey(
         "max.connection.creation.rate",
