@@ -228,6 +228,26 @@ class GroupMachine(RuleBasedStateMachine):
         assert self.parked_joins == {mid for mid, m in g.members.items() if m.awaiting_join}
         assert self.parked_syncs == {mid for mid, m in g.members.items() if m.awaiting_sync}
 
+    @invariant()
+    def clients_gone_group_drains_to_empty(self) -> None:
+        """Liveness: if every client went away now (no request ever again, not even a
+        LeaveGroup, as a closed static member), the group's own timers -- session expiry,
+        pending-member expiry, rebalance and sync timeouts -- remove every member, static
+        ones included, and the group ends Empty, where DeleteGroups succeeds."""
+        g, now = self.group, self.now
+        if g.state is GroupState.DEAD:
+            return
+        for _ in range(100):
+            deadline = next_deadline_ms(g)
+            if deadline is None:
+                break
+            now = max(now, deadline)
+            g, _ = step(g, Tick(), now)
+        assert next_deadline_ms(g) is None, g
+        assert g.state is GroupState.EMPTY and not g.members and not g.pending_member_ids, g
+        dead, outputs = step(g, DeleteRequested(), now)
+        assert dead.state is GroupState.DEAD and outputs, outputs
+
 
 GroupMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40, deadline=None)
 test_group_state_machine = GroupMachine.TestCase
