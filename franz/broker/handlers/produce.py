@@ -6,7 +6,10 @@ here decodes a record. Per partition the outcome is an error code (errors as val
 INVALID_TOPIC_EXCEPTION (also for internal topics such as ``__consumer_offsets``, which only
 the coordinator writes), UNKNOWN_TOPIC_OR_PARTITION (Produce never auto-creates, as in
 Kafka; Metadata does), CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP,
-the idempotence errors, KAFKA_STORAGE_ERROR.
+the idempotence errors, KAFKA_STORAGE_ERROR. INVALID_RECORD and INVALID_TIMESTAMP for
+individual records (a null key on a compacted topic, a timestamp out of
+``message.timestamp.before.max.ms`` / ``after.max.ms``) carry ``record_errors`` and
+``error_message`` at v8+ (KIP-467; ``franz.storage.log_validator``).
 
 acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
 alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
@@ -22,7 +25,14 @@ from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
-from franz.errors import ApiError, ErrorCode, error_code_for
+from franz.cluster.replica_manager import ReplicaManager
+from franz.errors import (
+    ApiError,
+    ErrorCode,
+    InvalidRecordError,
+    InvalidTimestampError,
+    error_code_for,
+)
 from franz.network.connection import CloseConnection
 from franz.storage.files import TopicPartition
 
@@ -71,8 +81,14 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     _error(index, ErrorCode.CORRUPT_MESSAGE, "the record set is empty")
                 )
                 continue
+            tp = TopicPartition(name, index)
             try:
-                info = replica_manager.append(TopicPartition(name, index), records)
+                info = replica_manager.append(tp, records)
+            except (InvalidRecordError, InvalidTimestampError) as exc:
+                failed = True
+                log.debug("produce to %s-%d failed: %s", name, index, exc)
+                partition_responses.append(_record_errors(index, exc, replica_manager, tp))
+                continue
             except Exception as exc:
                 failed = True
                 code = error_code_for(exc)
@@ -108,3 +124,25 @@ def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
         "log_start_offset": -1,
         "error_message": message,
     }
+
+
+def _record_errors(
+    index: int,
+    exc: InvalidRecordError | InvalidTimestampError,
+    replica_manager: ReplicaManager,
+    tp: TopicPartition,
+) -> dict[str, Any]:
+    """A partition refused by record validation (KIP-467, Kafka's ``RecordValidationException``
+    branch of ``ReplicaManager.appendToLocalLog``): v8+ lists the rejected records
+    (``record_errors``: batch index and message) with the error's message, and the
+    partition's log start offset, as Kafka answers."""
+    response = _error(index, error_code_for(exc), exc.message)
+    if exc.record_errors:
+        response["record_errors"] = [
+            {"batch_index": error.batch_index, "batch_index_error_message": error.message}
+            for error in exc.record_errors
+        ]
+        partition = replica_manager.partitions.get(tp)
+        if partition is not None:
+            response["log_start_offset"] = partition.log_start_offset
+    return response
