@@ -77,7 +77,7 @@ from franz.storage.log_validator import (
     check_records,
     compression_level,
     needs_rebuild,
-    rebuild_batch,
+    recompress_batch,
     screen_timestamps,
     target_compression,
     timestamp_bounds,
@@ -379,33 +379,28 @@ class Log:
         before, after = timestamp_bounds(config)
         rebuilt: dict[int, bytearray] = {}
         for index, view in enumerate(views):
-            rebuild = needs_rebuild(view, target)
             screened = screen_timestamps(view, now, log_append_time, before, after)
-            if not (rebuild or compact or not screened):
-                continue  # the zero-copy path
-            records = list(iter_records(view))
-            check_records(
-                view,
-                records,
-                partition=self.name,
-                now=now,
-                compact=compact,
-                log_append_time=log_append_time,
-                before=before,
-                after=after,
-            )
-            if not screened and view.timestamp_type == TimestampType.CREATE_TIME:
-                # The header's timestamps are out of range but no record's is: the header
-                # contradicts its records, and the time index would get its bad maxTimestamp.
-                raise InvalidTimestampError(
-                    f"timestamps {view.base_timestamp}..{view.max_timestamp} of a batch for "
-                    f"{self.name} are out of range [now - {before}, now + {after}] "
-                    f"(now = {now})"
+            if compact or not screened:
+                check_records(
+                    view,
+                    list(iter_records(view)),
+                    partition=self.name,
+                    now=now,
+                    compact=compact,
+                    log_append_time=log_append_time,
+                    before=before,
+                    after=after,
                 )
-            if rebuild and target is not None and records:
-                rebuilt[index] = rebuild_batch(
-                    view, records, target, compression_level(config, target)
-                )
+                if not screened and view.timestamp_type == TimestampType.CREATE_TIME:
+                    # The header's timestamps are out of range but no record's is: the header
+                    # contradicts its records, and the time index would get its maxTimestamp.
+                    raise InvalidTimestampError(
+                        f"timestamps {view.base_timestamp}..{view.max_timestamp} of a batch "
+                        f"for {self.name} are out of range [now - {before}, now + {after}] "
+                        f"(now = {now})"
+                    )
+            if target is not None and view.records_count and needs_rebuild(view, target):
+                rebuilt[index] = recompress_batch(view, target, compression_level(config, target))
         if not rebuilt:
             return None
         return bytearray().join(rebuilt.get(i, view.raw()) for i, view in enumerate(views))

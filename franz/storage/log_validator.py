@@ -2,11 +2,12 @@
 ``LogValidator``), done only where a batch needs them.
 
 The common append stays zero-copy (``Log.append_as_leader``): header and CRC checks, then
-``baseOffset`` / ``partitionLeaderEpoch`` patched in place. A batch is decoded here only when
+``baseOffset`` / ``partitionLeaderEpoch`` patched in place. A batch is rewritten only when
+the topic's ``compression.type`` names a codec (``uncompressed``, ``gzip``, ``snappy``,
+``lz4``, ``zstd``; Kafka's ``BrokerCompressionType``) other than the batch's: it is
+recompressed with that codec (``producer``, and a matching codec, keep the batch as it
+came). Its records are decoded only when
 
-- the topic's ``compression.type`` names a codec (``uncompressed``, ``gzip``, ``snappy``,
-  ``lz4``, ``zstd``; Kafka's ``BrokerCompressionType``) other than the batch's: it is
-  rebuilt with that codec (``producer``, and a matching codec, keep the batch as it came);
 - the topic is compacted (``cleanup.policy`` has ``compact``) and the batch comes from a
   client: every record needs a key;
 - the batch header's timestamps fail the cheap screen (``screen_timestamps``): its first
@@ -23,29 +24,44 @@ whole with INVALID_TIMESTAMP if any error is a timestamp error, else INVALID_REC
 exception carries the record errors for the Produce response (v8+: ``record_errors``,
 ``error_message``), as Kafka's ``processRecordErrors``.
 
-Recompression keeps what Kafka's ``buildRecordsAndAssignOffsets`` keeps: the records'
-keys, values, headers and timestamps, the producer id, epoch and base sequence, and the
-transactional bit (so idempotence and retries work unchanged); offset deltas become
-0..n-1; ``baseTimestamp`` is the first record's timestamp. A control batch written
-uncompressed stays so (Kafka never compresses those). Magic is always 2.
+Recompression (``recompress_batch``) decompresses the batch's records block and compresses
+it with the target codec at the topic's KIP-390 level; the header keeps every field but the
+codec bits, ``batchLength`` and the CRC: producer id, epoch, base sequence and the
+transactional bit stay (idempotence and retries work unchanged), and so do the records'
+bytes. Kafka's ``buildRecordsAndAssignOffsets`` re-encodes the records instead, with offset
+deltas 0..n-1 and ``baseTimestamp`` the first record's: the same record bytes for batches
+written as every client writes them (deltas 0..n-1, the first record's timestamp as
+``baseTimestamp``, record attributes 0). Franz keeps a producer's bytes as its zero-copy path
+does for a matching codec, at the cost of decompression and compression only (no per-record
+work in Python). A control batch written uncompressed stays so (Kafka never compresses
+those). Magic is always 2.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Final
 
+import crc32c
+
 from franz.config.topic import LogConfig
-from franz.errors import InvalidRecordError, InvalidTimestampError, RecordError
-from franz.protocol.records.batch import NO_TIMESTAMP, RecordBatchView, TimestampType
-from franz.protocol.records.compression import CompressionType
-from franz.protocol.records.inflated import Record, RecordBatchBuilder
+from franz.errors import CorruptRecordError, InvalidRecordError, InvalidTimestampError, RecordError
+from franz.protocol.records.batch import (
+    BATCH_HEADER_SIZE,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    RecordBatchView,
+    TimestampType,
+)
+from franz.protocol.records.compression import CompressionType, compress, decompress
+from franz.protocol.records.inflated import Record
 
 __all__ = [
     "check_records",
     "compression_level",
     "needs_rebuild",
-    "rebuild_batch",
+    "recompress_batch",
     "screen_timestamps",
     "target_compression",
     "timestamp_bounds",
@@ -54,6 +70,15 @@ __all__ = [
 #: ``compression.type`` values that keep batches as produced.
 PRODUCER: Final = "producer"
 _LONG_MIN: Final = -(1 << 63)
+# Header positions (``franz.protocol.records.batch``).
+_BATCH_LENGTH_POS: Final = 8
+_CRC_POS: Final = 17
+_CRC_START: Final = 21
+_ATTRIBUTES_POS: Final = 21
+_CODEC_MASK: Final = 0x07
+_INT16: Final = struct.Struct(">h")
+_INT32: Final = struct.Struct(">i")
+_UINT32: Final = struct.Struct(">I")
 
 
 def target_compression(config: LogConfig) -> CompressionType | None:
@@ -179,26 +204,30 @@ def check_records(
     )
 
 
-def rebuild_batch(
-    view: RecordBatchView, records: Sequence[Record], codec: CompressionType, level: int | None
+def recompress_batch(
+    view: RecordBatchView, codec: CompressionType, level: int | None
 ) -> bytearray:
-    """``view``'s records as one new batch compressed with ``codec`` (offsets from 0).
+    """``view`` with its records block recompressed with ``codec`` (see the module docstring).
 
-    ``baseOffset`` and ``partitionLeaderEpoch`` are left for the append to patch;
-    LogAppendTime is stamped by the append too (``set_log_append_time``).
+    ``baseOffset`` and ``partitionLeaderEpoch`` are left for the append to patch, and
+    LogAppendTime for it to stamp. ``CorruptRecordError`` if the block does not decompress
+    with the batch's codec (``iter_records`` reports it so).
     """
-    builder = RecordBatchBuilder(
-        compression=codec,
-        compression_level=level,
-        producer_id=view.producer_id,
-        producer_epoch=view.producer_epoch,
-        base_sequence=view.base_sequence,
-        is_transactional=view.is_transactional,
-        is_control_batch=view.is_control_batch,
-    )
-    for record in records:
-        builder.append(record.timestamp, record.key, record.value, record.headers)
-    return builder.build()
+    source = view.compression_type
+    try:
+        records = decompress(source, view.records_payload())
+    except ValueError as exc:
+        raise CorruptRecordError(
+            f"record batch at offset {view.base_offset} does not decompress with "
+            f"{source.config_name}: {exc}"
+        ) from exc
+    payload = compress(codec, records, level)
+    out = bytearray(view.raw()[:BATCH_HEADER_SIZE])
+    _INT32.pack_into(out, _BATCH_LENGTH_POS, BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload))
+    _INT16.pack_into(out, _ATTRIBUTES_POS, (view.attributes & ~_CODEC_MASK) | int(codec))
+    out += payload
+    _UINT32.pack_into(out, _CRC_POS, crc32c.crc32c(memoryview(out)[_CRC_START:]))
+    return out
 
 
 def _java_long(value: int) -> int:

@@ -271,7 +271,6 @@ class RecordBatchBuilder:
     - A batch without records (the cleaner keeps one to preserve a producer's state, Kafka's
       ``writeEmptyHeader``) is written uncompressed with ``baseTimestamp`` -1; pass its
       ``last_offset_delta`` and ``max_timestamp`` to ``build``.
-    - ``compression_level``: the codec's level (``compress``); None for its default.
     - ``timestamp_type=1`` (LogAppendTime) only sets attributes bit 3; use
       ``RecordBatchView.set_log_append_time`` to stamp ``maxTimestamp`` as a broker does.
     """
@@ -282,7 +281,6 @@ class RecordBatchBuilder:
         "_base_timestamp",
         "_buffer",
         "_compression",
-        "_compression_level",
         "_count",
         "_delete_horizon_ms",
         "_is_control_batch",
@@ -308,12 +306,10 @@ class RecordBatchBuilder:
         is_control_batch: bool = False,
         timestamp_type: int = TimestampType.CREATE_TIME,
         delete_horizon_ms: int | None = None,
-        compression_level: int | None = None,
     ) -> None:
         if timestamp_type not in (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME):
             raise ValueError(f"timestamp_type must be 0 or 1, not {timestamp_type}")
         self._compression = CompressionType(compression)
-        self._compression_level = compression_level
         self._base_offset = base_offset
         self._partition_leader_epoch = partition_leader_epoch
         self._producer_id = producer_id
@@ -401,7 +397,7 @@ class RecordBatchBuilder:
             raise ValueError("a batch without records needs last_offset_delta")
         batch_max_timestamp = self._max_timestamp if max_timestamp is None else max_timestamp
         codec = self._compression if self._count else CompressionType.NONE
-        records = compress(codec, memoryview(self._buffer), self._compression_level)
+        records = compress(codec, memoryview(self._buffer))
         attributes = int(codec) | (self._timestamp_type << 3)
         if self._is_transactional:
             attributes |= _TRANSACTIONAL_BIT

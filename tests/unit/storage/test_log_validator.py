@@ -3,11 +3,13 @@ errors (KIP-467), through ``Log.append_as_leader`` with real files."""
 
 from __future__ import annotations
 
+import crc32c
 import pytest
 
 from franz.clock import ManualClock
 from franz.config.topic import LogConfig
 from franz.errors import (
+    CorruptRecordError,
     ErrorCode,
     InvalidRecordError,
     InvalidTimestampError,
@@ -15,7 +17,7 @@ from franz.errors import (
     RecordTooLargeError,
 )
 from franz.protocol.records.batch import RecordBatchView, TimestampType, iter_batches
-from franz.protocol.records.compression import CompressionType
+from franz.protocol.records.compression import CompressionType, decompress
 from franz.protocol.records.inflated import Header, RecordBatchBuilder, iter_records
 from franz.storage.files import TopicPartition
 from franz.storage.log import Log
@@ -118,6 +120,29 @@ def test_only_batches_with_another_codec_are_rebuilt(tmp_path):
     first, second = stored(log)
     assert bytes(first.raw()) == bytes(kept)
     assert second.compression_type is CompressionType.GZIP and second.base_offset == 3
+
+
+def test_recompression_keeps_the_records_bytes(tmp_path):
+    produced = RecordBatchView(batch(CompressionType.SNAPPY))
+    log = make_log(tmp_path, compression_type="zstd")
+    log.append_as_leader(bytearray(produced.raw()), leader_epoch=0)
+    view = stored(log)[0]
+    assert decompress(view.compression_type, view.records_payload()) == decompress(
+        produced.compression_type, produced.records_payload()
+    )
+    assert view.attributes == produced.attributes & ~0x07 | CompressionType.ZSTD
+
+
+def test_a_block_that_does_not_decompress_is_corrupt(tmp_path):
+    builder = RecordBatchBuilder()
+    builder.append(NOW, b"k", b"v")
+    data = builder.build()
+    data[22] |= CompressionType.GZIP  # attributes: claims gzip; records are plain
+    data[17:21] = crc32c.crc32c(memoryview(data)[21:]).to_bytes(4, "big")
+    log = make_log(tmp_path, compression_type="lz4")
+    with pytest.raises(CorruptRecordError, match="does not decompress with gzip"):
+        log.append_as_leader(data, leader_epoch=0)
+    assert log.log_end_offset == 0
 
 
 def test_the_configured_level_is_used(tmp_path):
