@@ -31,6 +31,7 @@ from tests.support.wire import WireClient, create_topics, produce, request_at, w
 INVALID_RECORD = 87
 INVALID_TIMESTAMP = 32
 INVALID_CONFIG = 40
+UNSUPPORTED_COMPRESSION_TYPE = 76
 NO_KEY = "Compacted topic cannot accept message without key in topic partition {}"
 
 
@@ -143,6 +144,25 @@ def test_broker_level_compression_type_is_the_topic_default(broker_factory, tmp_
     assert codecs_stored(proc, "auto") == {"gzip"}
     got = consume_with("kcat", proc.bootstrap, "auto", [0], 100)
     assert [r.value for r in got] == [b"record %d" % i for i in range(100)]
+
+
+def test_a_zstd_topic_refuses_fetches_below_v10(broker):
+    create_topic(broker.bootstrap, "zstd-only", config={"compression.type": "zstd"})
+    run_kcat(["-P", "-b", broker.bootstrap, "-t", "zstd-only", "-p", "0"],
+             stdin=b"a\nb\n").check_returncode()
+    fetch = {
+        "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20, "session_epoch": -1,
+        "topics": [{"topic": "zstd-only", "partitions": [
+            {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
+             "current_leader_epoch": -1}]}],
+    }
+    with WireClient.connect(broker.bootstrap) as client:
+        old = request_at(client, 1, 9, fetch)
+        [partition] = old.responses[0].partitions
+        assert partition.error_code == UNSUPPORTED_COMPRESSION_TYPE
+        assert partition.high_watermark == -1 and not partition.records
+        [partition] = request_at(client, 1, 10, fetch).responses[0].partitions
+        assert partition.error_code == 0 and partition.high_watermark == 2
 
 
 # -- per-record errors (KIP-467) -------------------------------------------------------------
