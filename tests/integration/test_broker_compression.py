@@ -69,9 +69,10 @@ def test_batches_are_recompressed_to_the_topics_codec(broker, produced, topic_co
     create_topic(broker.bootstrap, topic, config={"compression.type": topic_codec})
     sent = records()
     produce_with("confluent-kafka", broker.bootstrap, topic, sent, produced,
-                 config={"linger.ms": 50})
+                 config={"linger.ms": 50, "enable.idempotence": True})
     expected = {"none" if topic_codec == "uncompressed" else topic_codec}
     assert codecs_stored(broker, topic) == expected
+    assert all(b.producer_id >= 0 for b in stored_batches(broker, topic, 0))  # idempotent
     for client in ("confluent-kafka", "kcat"):
         got = consume_with(client, broker.bootstrap, topic, [0], len(sent))
         assert [(r.offset, r.key, r.value) for r in got] == [
@@ -137,11 +138,15 @@ def test_create_topics_takes_codecs_and_refuses_others_with_invalid_config(broke
         )
 
 
-def test_broker_level_compression_type_is_the_topic_default(broker_factory, tmp_path):
-    proc = broker_factory(tmp_path / "gzip-broker", {"compression.type": "gzip"}).start()
+def test_broker_level_compression_type_and_level_are_the_topic_default(broker_factory, tmp_path):
+    proc = broker_factory(
+        tmp_path / "gzip-broker", {"compression.type": "gzip", "compression.gzip.level": "1"}
+    ).start()
     run_kcat(["-P", "-b", proc.bootstrap, "-t", "auto", "-p", "0", "-z", "snappy"],
              stdin=b"".join(b"record %d\n" % i for i in range(100))).check_returncode()
     assert codecs_stored(proc, "auto") == {"gzip"}
+    # zlib writes the level class into the gzip header's XFL byte: 4 for the fastest level.
+    assert {bytes(b.records_payload())[8] for b in stored_batches(proc, "auto", 0)} == {4}
     got = consume_with("kcat", proc.bootstrap, "auto", [0], 100)
     assert [r.value for r in got] == [b"record %d" % i for i in range(100)]
 
