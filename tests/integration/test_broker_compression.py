@@ -170,6 +170,28 @@ def test_a_zstd_topic_refuses_fetches_below_v10(broker):
         assert partition.error_code == 0 and partition.high_watermark == 2
 
 
+def test_zstd_batches_need_produce_v7(broker):
+    create_topic(broker.bootstrap, "zstd-produce")
+    batch = RecordBatchBuilder(compression=CompressionType.ZSTD)
+    batch.append(time.time_ns() // 1_000_000, b"k", b"v")
+
+    def produce_at(version: int) -> object:
+        response = request_at(client, 0, version, {
+            "acks": -1, "timeout_ms": 10000,
+            "topic_data": [{"name": "zstd-produce", "partition_data": [
+                {"index": 0, "records": bytes(batch.build())}]}],
+        })
+        [partition] = response.responses[0].partition_responses
+        return partition
+
+    with WireClient.connect(broker.bootstrap) as client:
+        refused = produce_at(6)
+        assert refused.error_code == UNSUPPORTED_COMPRESSION_TYPE
+        assert produce_at(7).error_code == 0
+        refused = produce_at(3)
+        assert refused.error_code == UNSUPPORTED_COMPRESSION_TYPE
+
+
 # -- per-record errors (KIP-467) -------------------------------------------------------------
 
 

@@ -9,7 +9,8 @@ Kafka; Metadata does), CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, INVAL
 the idempotence errors, KAFKA_STORAGE_ERROR. INVALID_RECORD and INVALID_TIMESTAMP for
 individual records (a null key on a compacted topic, a timestamp out of
 ``message.timestamp.before.max.ms`` / ``after.max.ms``) carry ``record_errors`` and
-``error_message`` at v8+ (KIP-467; ``franz.storage.log_validator``).
+``error_message`` at v8+ (KIP-467; ``franz.storage.log_validator``). A zstd batch below
+v7 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110; Kafka's ``ProduceRequest.validateRecords``).
 
 acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
 alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
@@ -34,11 +35,17 @@ from franz.errors import (
     error_code_for,
 )
 from franz.network.connection import CloseConnection
+from franz.protocol.records.compression import CompressionType
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
 
 log = logging.getLogger(__name__)
+
+#: The first Produce version that may carry zstd batches (KIP-110).
+ZSTD_MIN_VERSION = 7
+#: The low byte of a batch's ``attributes`` (``franz.protocol.records.batch``).
+_ATTRIBUTES_LOW = 22
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -48,6 +55,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = broker.topic_manager
     bad_acks = acks not in (0, 1, -1)
     transactional = request.transactional_id is not None
+    zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
     failed = False
     responses = []
     for topic_data in request.topic_data:
@@ -79,6 +87,17 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 failed = True
                 partition_responses.append(
                     _error(index, ErrorCode.CORRUPT_MESSAGE, "the record set is empty")
+                )
+                continue
+            if zstd_refused and _is_zstd(records):
+                failed = True
+                partition_responses.append(
+                    _error(
+                        index,
+                        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                        f"Produce requests with version {ctx.api_version} are not allowed to use "
+                        "ZStandard compression",
+                    )
                 )
                 continue
             tp = TopicPartition(name, index)
@@ -113,6 +132,14 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             raise CloseConnection
         return None
     return {"responses": responses, "throttle_time": 0}
+
+
+def _is_zstd(records: memoryview | bytes) -> bool:
+    """Whether the first batch's codec (``attributes`` bits 0-2) is zstd (Kafka's
+    ``ProduceRequest.validateRecords`` looks at the first batch)."""
+    if len(records) <= _ATTRIBUTES_LOW:
+        return False
+    return records[_ATTRIBUTES_LOW] & 0x07 == CompressionType.ZSTD
 
 
 def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
