@@ -268,9 +268,11 @@ class Log:
 
         Raises, before writing anything: ``CorruptRecordError`` (bad length or CRC),
         ``InvalidRecordError`` (bad header, client batch with baseOffset != 0, control batch
-        from a client), ``RecordTooLargeError`` (a batch over ``max.message.bytes``),
-        ``RecordBatchTooLargeError`` (more than a segment), ``InvalidTimestampError``;
-        for batches with a producer id (``franz.storage.producer_state``):
+        from a client; a keyless record on a compacted topic, with ``record_errors``),
+        ``RecordTooLargeError`` (a batch over ``max.message.bytes``, also once recompressed
+        to the topic's ``compression.type``), ``RecordBatchTooLargeError`` (more than a
+        segment), ``InvalidTimestampError`` (with ``record_errors``); for batches with a
+        producer id (``franz.storage.producer_state``):
         ``InvalidProducerEpochError``, ``OutOfOrderSequenceError``, ``UnknownProducerIdError``,
         ``DuplicateSequenceError`` (duplicates mixed with new batches). A retried batch is
         not written: the result has ``duplicate=True`` and the original offsets.
