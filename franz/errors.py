@@ -17,6 +17,8 @@ Rules this module keeps:
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "PolicyViolationError",
     "ProducerFencedError",
     "RecordBatchTooLargeError",
+    "RecordError",
     "RecordTooLargeError",
     "TopicAlreadyExistsError",
     "UnknownProducerIdError",
@@ -539,7 +542,39 @@ class CorruptRecordError(ApiError):
     code = ErrorCode.CORRUPT_MESSAGE
 
 
-class InvalidRecordError(ApiError):
+@dataclass(frozen=True, slots=True)
+class RecordError:
+    """One rejected record of a produced batch (KIP-467, Produce v8+ ``record_errors``).
+
+    ``batch_index`` is the record's index within its batch (Kafka's name); ``message`` says
+    why. ``str()`` is Java's ``ProduceResponse.RecordError.toString``, which Kafka quotes in
+    the partition's ``error_message``.
+    """
+
+    batch_index: int
+    message: str | None = None
+
+    def __str__(self) -> str:
+        message = "null" if self.message is None else f"'{self.message}'"
+        return f"RecordError(batchIndex={self.batch_index}, message={message})"
+
+
+class _RecordValidationError(ApiError):
+    """An error that may name the records it rejects (Kafka's ``RecordValidationException``:
+    an ``InvalidRecordException`` or ``InvalidTimestampException`` plus ``recordErrors``).
+
+    A Produce response at v8+ carries ``record_errors`` and the message; without record
+    errors the error concerns the batch as a whole.
+    """
+
+    def __init__(
+        self, message: str | None = None, record_errors: Sequence[RecordError] = ()
+    ) -> None:
+        super().__init__(message)
+        self.record_errors: tuple[RecordError, ...] = tuple(record_errors)
+
+
+class InvalidRecordError(_RecordValidationError):
     """A record or batch is well-formed but failed the broker's validation."""
 
     code = ErrorCode.INVALID_RECORD
@@ -605,7 +640,7 @@ class UnsupportedCompressionTypeError(ApiError):
     code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
 
 
-class InvalidTimestampError(ApiError):
+class InvalidTimestampError(_RecordValidationError):
     """A record timestamp is outside the acceptable range."""
 
     code = ErrorCode.INVALID_TIMESTAMP

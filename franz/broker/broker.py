@@ -89,12 +89,6 @@ class Broker:
         self.listener = parse_listener(listeners[0])
         advertised = config.get("advertised.listeners")
         self._advertised = parse_listener(advertised[0]) if advertised else None
-        if config.log_config().compression_type != "producer":
-            raise InvalidConfigurationError(
-                f"compression.type={config.log_config().compression_type}: Franz stores batches "
-                "as producers compressed them and does not recompress; use compression.type="
-                "producer"
-            )
         self.fetch_max_bytes: int = config.get("fetch.max.bytes")
         self.fetch_sessions = FetchSessionCache(
             config.get("max.incremental.fetch.session.cache.slots")

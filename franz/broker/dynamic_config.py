@@ -10,8 +10,7 @@ anything changes (so ``validate_only`` answers exactly what the change would):
 * the names (``franz.config.dynamic.dynamic_config_errors``: dynamic in Kafka, listener
   prefix for SSL stores, per-broker ones not at the default);
 * the values, parsed with their keys' types and validators, and the resulting effective
-  config as a whole: topic defaults must make a valid ``LogConfig``, and
-  ``compression.type`` must stay ``producer`` (Franz never recompresses).
+  config as a whole: topic defaults must make a valid ``LogConfig``.
 
 Every failure is INVALID_REQUEST with Kafka's ZooKeeper-mode message, "Invalid config value
 for resource ConfigResource(type=BROKER, name='0'): <reason>" (``ZkAdminManager`` wraps
@@ -124,11 +123,7 @@ class DynamicBrokerConfig:
 
 
 def _check_effective(config: BrokerConfig) -> None:
-    """What Franz needs of an effective config (``InvalidConfigurationError`` otherwise)."""
-    compression = config.log_config().compression_type  # parses every topic default
-    if compression != "producer":
-        raise InvalidConfigurationError(
-            f"Invalid value {compression} for configuration compression.type: Franz stores "
-            "batches as producers compressed them and does not recompress; only producer is "
-            "supported"
-        )
+    """What Franz needs of an effective config (``InvalidConfigurationError`` otherwise): the
+    topic defaults make a valid ``LogConfig`` (``compression.type`` one of Kafka's codecs,
+    which the log recompresses to)."""
+    config.log_config()  # parses and validates every topic default

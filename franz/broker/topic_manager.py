@@ -8,8 +8,9 @@ DeleteRecords moves a partition's log start offset (``delete_records``); the log
 ``log-start-offset-checkpoint`` records it and retention deletes the segments wholly below it.
 
 Topic configs are validated here for both creation and alteration (``validate_configs``).
-``compression.type`` accepts only ``producer``: Franz stores batches exactly as produced and
-does not recompress them on the broker, so any other value could not be honoured.
+``compression.type`` takes Kafka's values (``producer``, ``uncompressed``, ``gzip``,
+``snappy``, ``lz4``, ``zstd``); the log recompresses batches whose codec differs
+(``franz.storage.log_validator``).
 
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
@@ -54,8 +55,6 @@ MAX_TOPIC_NAME_LENGTH: Final = 249
 _LEGAL: Final = re.compile(r"[a-zA-Z0-9._-]+")
 #: Kafka's internal topics (issue 4 adds ``__consumer_offsets``).
 INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
-#: The only ``compression.type`` Franz can honour (see the module docstring).
-PRODUCER_COMPRESSION: Final = "producer"
 #: DeleteRecords' "up to the high watermark" offset (``DeleteRecordsRequest.HIGH_WATERMARK``).
 HIGH_WATERMARK: Final = -1
 
@@ -174,21 +173,14 @@ class TopicManager:
     def validate_configs(self, configs: Mapping[str, str | None]) -> dict[str, str]:
         """Topic config overrides, checked (``InvalidConfigurationError``); None values drop.
 
-        Unknown names, values of the wrong type or out of range (Kafka's messages), and a
-        ``compression.type`` other than ``producer`` (no broker-side recompression) are
+        Unknown names and values of the wrong type or out of range (Kafka's messages) are
         refused.
         """
         clean = {k: v for k, v in configs.items() if v is not None}
         for name in clean:
             if name not in TOPIC_CONFIG_KEYS:
                 raise InvalidConfigurationError(f"Unknown topic config name: {name}")
-        effective = self._default_log_config.with_overrides(clean)  # raises on a bad value
-        if "compression.type" in clean and effective.compression_type != PRODUCER_COMPRESSION:
-            raise InvalidConfigurationError(
-                f"Invalid value {clean['compression.type']} for configuration compression.type: "
-                "broker-side recompression is not supported; Franz keeps batches as the "
-                f"producer compressed them, so only '{PRODUCER_COMPRESSION}' is accepted"
-            )
+        self._default_log_config.with_overrides(clean)  # raises on a bad value
         return clean
 
     def create_topic(

@@ -265,11 +265,11 @@ def _gzip_level(name: str, value: Any) -> None:
         )
 
 
-#: Kafka 3.9 topic configs whose features Franz does not have (tiered storage, broker-side
-#: recompression, message format down-conversion): listed with Kafka's defaults so
-#: DescribeConfigs shows what Kafka shows; the compression levels are validated and stored
-#: but only matter once the broker recompresses; the tiered-storage switches accept only
-#: "off".
+#: Kafka 3.9 topic configs: the KIP-390 compression levels, used when the broker recompresses
+#: to the topic's ``compression.type`` (``franz.storage.log_validator``), and configs whose
+#: features Franz does not have (tiered storage, message format down-conversion), listed with
+#: Kafka's defaults so DescribeConfigs shows what Kafka shows; the tiered-storage switches
+#: accept only "off".
 _KEYS = (
     *_KEYS,
     ConfigKey(

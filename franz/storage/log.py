@@ -18,7 +18,10 @@ Offsets (Kafka's names)::
 Appends take whole, already framed v2 batches. ``append_as_leader`` validates their headers
 and CRCs (nothing is written if any batch is bad), assigns offsets by patching
 ``baseOffset`` in place, stamps ``partitionLeaderEpoch`` (and LogAppendTime if configured),
-and writes the bytes as they are. Records are never decoded on this path.
+and writes the bytes as they are. Records are decoded only for batches that need it
+(``franz.storage.log_validator``: a ``compression.type`` codec other than the batch's, which
+rebuilds the batch; a compacted topic's key check; timestamps out of range, to name the bad
+records).
 
 Idempotent producers (batches with ``producerId >= 0``) are checked against the partition's
 ``ProducerStateManager`` (``franz.storage.producer_state``) before anything is written: a
@@ -55,7 +58,7 @@ from franz.errors import (
     RecordBatchTooLargeError,
     RecordTooLargeError,
 )
-from franz.protocol.records.batch import RecordBatchView, iter_batches
+from franz.protocol.records.batch import RecordBatchView, TimestampType, iter_batches
 from franz.protocol.records.inflated import iter_records
 from franz.storage.batch_check import BatchCheck
 from franz.storage.checkpoints import CheckpointError
@@ -71,6 +74,15 @@ from franz.storage.files import (
 )
 from franz.storage.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
 from franz.storage.log_loader import load_segments, rebuild_producer_state
+from franz.storage.log_validator import (
+    check_records,
+    compression_level,
+    needs_rebuild,
+    recompress_batch,
+    screen_timestamps,
+    target_compression,
+    timestamp_bounds,
+)
 from franz.storage.partition_metadata import read_partition_metadata, write_partition_metadata
 from franz.storage.producer_state import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
@@ -265,9 +277,11 @@ class Log:
 
         Raises, before writing anything: ``CorruptRecordError`` (bad length or CRC),
         ``InvalidRecordError`` (bad header, client batch with baseOffset != 0, control batch
-        from a client), ``RecordTooLargeError`` (a batch over ``max.message.bytes``),
-        ``RecordBatchTooLargeError`` (more than a segment), ``InvalidTimestampError``;
-        for batches with a producer id (``franz.storage.producer_state``):
+        from a client; a keyless record on a compacted topic, with ``record_errors``),
+        ``RecordTooLargeError`` (a batch over ``max.message.bytes``, also once recompressed
+        to the topic's ``compression.type``), ``RecordBatchTooLargeError`` (more than a
+        segment), ``InvalidTimestampError`` (with ``record_errors``); for batches with a
+        producer id (``franz.storage.producer_state``):
         ``InvalidProducerEpochError``, ``OutOfOrderSequenceError``, ``UnknownProducerIdError``,
         ``DuplicateSequenceError`` (duplicates mixed with new batches). A retried batch is
         not written: the result has ``duplicate=True`` and the original offsets.
@@ -280,6 +294,10 @@ class Log:
         if not views:
             return self._empty_append_info()
         now = self._clock.wall_ms()
+        rebuilt = self._validate_records(views, now, from_client=from_client)
+        if rebuilt is not None:
+            buffer = rebuilt
+            views = self._validate(buffer, from_client=False)  # sizes may have changed
         append_time = now if self.config.log_append_time else -1
         next_offset = self.log_end_offset
         idempotent = False
@@ -289,8 +307,6 @@ class Log:
                 view.set_partition_leader_epoch(leader_epoch)
             if append_time >= 0:
                 view.set_log_append_time(append_time)
-            else:
-                self._check_timestamps(view, now)
             if view.producer_id >= 0:
                 idempotent = True
             next_offset = view.next_offset
@@ -356,37 +372,49 @@ class Log:
                     )
                 if view.is_control_batch:
                     raise InvalidRecordError("clients are not allowed to write control records")
-                if self.config.compact:
-                    self._check_keys(view)
         return views
 
-    def _check_keys(self, view: RecordBatchView) -> None:
-        """Kafka's ``LogValidator``: a compacted topic refuses records without a key (the
-        only place the produce path decodes records; compacted topics only)."""
-        for record in iter_records(view):
-            if record.key is None:
-                raise InvalidRecordError(
-                    f"Compacted topic cannot accept message without key in topic partition "
-                    f"{self.name}."
-                )
+    def _validate_records(
+        self, views: list[RecordBatchView], now: int, *, from_client: bool
+    ) -> bytearray | None:
+        """Record-level checks and recompression (``franz.storage.log_validator``), for the
+        batches that need them; the new record set if a batch was rebuilt, else None.
 
-    def _check_timestamps(self, view: RecordBatchView, now: int) -> None:
-        before = min(
-            self.config.message_timestamp_before_max_ms,
-            self.config.message_timestamp_difference_max_ms,
-        )
-        after = min(
-            self.config.message_timestamp_after_max_ms,
-            self.config.message_timestamp_difference_max_ms,
-        )
-        for timestamp in (view.base_timestamp, view.max_timestamp):
-            if timestamp < 0:
-                continue
-            if now - timestamp > before or timestamp - now > after:
-                raise InvalidTimestampError(
-                    f"timestamp {timestamp} of a batch for {self.name} is out of range "
-                    f"[now - {before}, now + {after}] (now = {now})"
+        Raises ``InvalidRecordError`` / ``InvalidTimestampError`` carrying the record errors
+        (KIP-467), ``CorruptRecordError`` if a batch does not decompress.
+        """
+        config = self.config
+        target = target_compression(config)
+        compact = from_client and config.compact
+        log_append_time = config.log_append_time
+        before, after = timestamp_bounds(config)
+        rebuilt: dict[int, bytearray] = {}
+        for index, view in enumerate(views):
+            screened = screen_timestamps(view, now, log_append_time, before, after)
+            if compact or not screened:
+                check_records(
+                    view,
+                    list(iter_records(view)),
+                    partition=self.name,
+                    now=now,
+                    compact=compact,
+                    log_append_time=log_append_time,
+                    before=before,
+                    after=after,
                 )
+                if not screened and view.timestamp_type == TimestampType.CREATE_TIME:
+                    # The header's timestamps are out of range but no record's is: the header
+                    # contradicts its records, and the time index would get its maxTimestamp.
+                    raise InvalidTimestampError(
+                        f"timestamps {view.base_timestamp}..{view.max_timestamp} of a batch "
+                        f"for {self.name} are out of range [now - {before}, now + {after}] "
+                        f"(now = {now})"
+                    )
+            if target is not None and view.records_count and needs_rebuild(view, target):
+                rebuilt[index] = recompress_batch(view, target, compression_level(config, target))
+        if not rebuilt:
+            return None
+        return bytearray().join(rebuilt.get(i, view.raw()) for i, view in enumerate(views))
 
     def _append(
         self, buffer: bytearray | memoryview, views: list[RecordBatchView], append_time: int

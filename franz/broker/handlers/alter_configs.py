@@ -6,11 +6,11 @@ Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
 ``ConfigurationControlManager.legacyAlterConfigs``):
 
 * TOPIC (2): unknown topic: UNKNOWN_TOPIC_OR_PARTITION. A null value: INVALID_REQUEST
-  ("Null value not supported for : k"). Unknown config names, bad values and a
-  ``compression.type`` other than ``producer`` (no broker-side recompression):
-  INVALID_CONFIG with the reason, as KRaft answers (ZooKeeper-mode Kafka wraps value errors
-  in INVALID_REQUEST). Accepted changes are persisted in the metadata store (they survive a
-  restart) and applied to the topic's live logs at once (``TopicManager.set_topic_configs``).
+  ("Null value not supported for : k"). Unknown config names and bad values (such as a
+  ``compression.type`` outside Kafka's list): INVALID_CONFIG with the reason, as KRaft
+  answers (ZooKeeper-mode Kafka wraps value errors in INVALID_REQUEST). Accepted changes
+  are persisted in the metadata store (they survive a restart) and applied to the topic's
+  live logs at once (``TopicManager.set_topic_configs``).
   A config name given twice: the last value wins (Kafka builds a ``Properties``).
 * BROKER (4): the configs replace the dynamic configs of this broker (name its id) or of
   the cluster-wide default (name ``""``); an empty list removes them all. Names that are

@@ -7,7 +7,7 @@ Per topic (Kafka 3.9, ``ZkAdminManager.createTopics`` / KRaft ``ReplicationContr
   list instead of both: partitions numbered 0..N-1, each on this broker only (the single live
   broker), else INVALID_REPLICA_ASSIGNMENT; both at once is INVALID_REQUEST.
 * ``configs``: topic overrides, validated as AlterConfigs validates them (unknown name, bad
-  value, a ``compression.type`` other than ``producer``: INVALID_CONFIG); a null value is
+  value such as a ``compression.type`` outside Kafka's list: INVALID_CONFIG); a null value is
   INVALID_CONFIG ("Null value not supported for topic configs: ...", as Kafka 3.x).
 * Errors: TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION (bad name, or a name colliding with
   an existing one once '.' and '_' are identified), INVALID_PARTITIONS,

@@ -9,6 +9,8 @@
 * Long poll: fewer than ``min_bytes`` and no error -> wait until an append to one of the
   partitions (``ReplicaManager.wait_for_appends``) or ``max_wait_ms``, then read again.
 * Incremental fetch sessions (v7+, KIP-227): ``franz.broker.fetch_session``.
+* A topic with ``compression.type=zstd`` answers UNSUPPORTED_COMPRESSION_TYPE to Fetch below
+  v10, as Kafka does (KIP-110; by the topic's config, not the stored batches).
 * Topic ids replace names from v13; an unknown id gets UNKNOWN_TOPIC_ID.
 * Isolation: Franz has no transactions, so the last stable offset equals the high watermark
   and read_committed reads the same as read_uncommitted.
@@ -44,6 +46,8 @@ from franz.storage.files import TopicPartition
 __all__ = ["handle"]
 
 _ZERO_UUID = uuid.UUID(int=0)
+#: The first Fetch version that may carry zstd batches (KIP-110).
+ZSTD_MIN_VERSION = 10
 
 
 @dataclass(slots=True)
@@ -181,6 +185,12 @@ def _read(
                 if plan.version >= 13 and ctx.broker.topic_manager.get(cached.topic) is None
                 else error_code_for(exc)
             )
+            errors = True
+            continue
+        if plan.version < ZSTD_MIN_VERSION and partition.log.config.compression_type == "zstd":
+            # Kafka's KafkaApis.maybeConvertFetchedData: a topic that stores zstd (KIP-110)
+            # answers UNSUPPORTED_COMPRESSION_TYPE below v10, with no offsets.
+            result.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
             errors = True
             continue
         result.high_watermark = partition.high_watermark

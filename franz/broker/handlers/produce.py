@@ -6,7 +6,11 @@ here decodes a record. Per partition the outcome is an error code (errors as val
 INVALID_TOPIC_EXCEPTION (also for internal topics such as ``__consumer_offsets``, which only
 the coordinator writes), UNKNOWN_TOPIC_OR_PARTITION (Produce never auto-creates, as in
 Kafka; Metadata does), CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP,
-the idempotence errors, KAFKA_STORAGE_ERROR.
+the idempotence errors, KAFKA_STORAGE_ERROR. INVALID_RECORD and INVALID_TIMESTAMP for
+individual records (a null key on a compacted topic, a timestamp out of
+``message.timestamp.before.max.ms`` / ``after.max.ms``) carry ``record_errors`` and
+``error_message`` at v8+ (KIP-467; ``franz.storage.log_validator``). A zstd batch below
+v7 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110; Kafka's ``ProduceRequest.validateRecords``).
 
 acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
 alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
@@ -22,13 +26,26 @@ from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
-from franz.errors import ApiError, ErrorCode, error_code_for
+from franz.cluster.replica_manager import ReplicaManager
+from franz.errors import (
+    ApiError,
+    ErrorCode,
+    InvalidRecordError,
+    InvalidTimestampError,
+    error_code_for,
+)
 from franz.network.connection import CloseConnection
+from franz.protocol.records.compression import CompressionType
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
 
 log = logging.getLogger(__name__)
+
+#: The first Produce version that may carry zstd batches (KIP-110).
+ZSTD_MIN_VERSION = 7
+#: The low byte of a batch's ``attributes`` (``franz.protocol.records.batch``).
+_ATTRIBUTES_LOW = 22
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -38,6 +55,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = broker.topic_manager
     bad_acks = acks not in (0, 1, -1)
     transactional = request.transactional_id is not None
+    zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
     failed = False
     responses = []
     for topic_data in request.topic_data:
@@ -71,8 +89,25 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     _error(index, ErrorCode.CORRUPT_MESSAGE, "the record set is empty")
                 )
                 continue
+            if zstd_refused and _is_zstd(records):
+                failed = True
+                partition_responses.append(
+                    _error(
+                        index,
+                        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                        f"Produce requests with version {ctx.api_version} are not allowed to use "
+                        "ZStandard compression",
+                    )
+                )
+                continue
+            tp = TopicPartition(name, index)
             try:
-                info = replica_manager.append(TopicPartition(name, index), records)
+                info = replica_manager.append(tp, records)
+            except (InvalidRecordError, InvalidTimestampError) as exc:
+                failed = True
+                log.debug("produce to %s-%d failed: %s", name, index, exc)
+                partition_responses.append(_record_errors(index, exc, replica_manager, tp))
+                continue
             except Exception as exc:
                 failed = True
                 code = error_code_for(exc)
@@ -99,6 +134,14 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     return {"responses": responses, "throttle_time": 0}
 
 
+def _is_zstd(records: memoryview | bytes) -> bool:
+    """Whether the first batch's codec (``attributes`` bits 0-2) is zstd (Kafka's
+    ``ProduceRequest.validateRecords`` looks at the first batch)."""
+    if len(records) <= _ATTRIBUTES_LOW:
+        return False
+    return records[_ATTRIBUTES_LOW] & 0x07 == CompressionType.ZSTD
+
+
 def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
     return {
         "index": index,
@@ -108,3 +151,25 @@ def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
         "log_start_offset": -1,
         "error_message": message,
     }
+
+
+def _record_errors(
+    index: int,
+    exc: InvalidRecordError | InvalidTimestampError,
+    replica_manager: ReplicaManager,
+    tp: TopicPartition,
+) -> dict[str, Any]:
+    """A partition refused by record validation (KIP-467, Kafka's ``RecordValidationException``
+    branch of ``ReplicaManager.appendToLocalLog``): v8+ lists the rejected records
+    (``record_errors``: batch index and message) with the error's message, and the
+    partition's log start offset, as Kafka answers."""
+    response = _error(index, error_code_for(exc), exc.message)
+    if exc.record_errors:
+        response["record_errors"] = [
+            {"batch_index": error.batch_index, "batch_index_error_message": error.message}
+            for error in exc.record_errors
+        ]
+        partition = replica_manager.partitions.get(tp)
+        if partition is not None:
+            response["log_start_offset"] = partition.log_start_offset
+    return response

@@ -24,7 +24,11 @@ import zlib
 
 import cramjam
 
-__all__ = ["CompressionType", "compress", "decompress"]
+__all__ = ["LZ4_DEFAULT_LEVEL", "CompressionType", "compress", "decompress"]
+
+#: Kafka's ``compression.lz4.level`` default: its ``Lz4BlockOutputStream`` uses the fast
+#: (non-HC) compressor at this level.
+LZ4_DEFAULT_LEVEL = 9
 
 
 class CompressionType(enum.IntEnum):
@@ -57,25 +61,40 @@ _XERIAL_BLOCK_SIZE = 32 * 1024
 _INT32 = struct.Struct(">i")
 
 
-def compress(codec: CompressionType | int, data: bytes | memoryview) -> bytes:
-    """Compress ``data`` with ``codec`` in the framing Kafka's own clients write."""
+def compress(
+    codec: CompressionType | int, data: bytes | memoryview, level: int | None = None
+) -> bytes:
+    """Compress ``data`` with ``codec`` in the framing Kafka's own clients write.
+
+    ``level`` is the codec's level as Kafka's ``compression.<codec>.level`` configs give it
+    (KIP-390): gzip -1 (zlib's default, 6) or 1-9; lz4 1-17, where Kafka's default 9 means
+    the fast compressor and any other value LZ4 HC at that level (``Lz4BlockOutputStream``);
+    zstd -131072..22. None keeps the codec's own default. Snappy has no level.
+    """
     codec = CompressionType(codec)
     if codec is CompressionType.NONE:
         return bytes(data)
     if codec is CompressionType.GZIP:
         # wbits 31: a gzip member (header + deflate + CRC32 + ISIZE), as GZIPOutputStream.
-        co = zlib.compressobj(6, zlib.DEFLATED, 31)
+        co = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return co.compress(data) + co.flush()
     if codec is CompressionType.SNAPPY:
         return _xerial_compress(data)
     if codec is CompressionType.LZ4:
         # Independent blocks: Kafka's Lz4BlockOutputStream rejects linked ones ("Dependent
         # block stream is unsupported"), so Java consumers could not read them.
-        compressor = cramjam.lz4.Compressor(content_checksum=False, block_linked=False)
+        if level is None or level == LZ4_DEFAULT_LEVEL:
+            compressor = cramjam.lz4.Compressor(content_checksum=False, block_linked=False)
+        else:
+            compressor = cramjam.lz4.Compressor(
+                level=level, content_checksum=False, block_linked=False
+            )
         compressor.compress(bytes(data))
         return bytes(compressor.finish())
     if codec is CompressionType.ZSTD:
-        return bytes(cramjam.zstd.compress(bytes(data)))
+        if level is None:
+            return bytes(cramjam.zstd.compress(bytes(data)))
+        return bytes(cramjam.zstd.compress(bytes(data), level=level))
     raise ValueError(f"unsupported compression codec {codec!r}")
 
 

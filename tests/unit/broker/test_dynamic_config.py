@@ -67,7 +67,7 @@ def test_validate_only_changes_nothing(tmp_path):
          "Cannot update these configs at default cluster level, broker id must be specified"),
         ("0", {"message.max.bytes": "lots"}, "message.max.bytes"),
         ("0", {"log.segment.bytes": "1"}, "Value must be at least"),
-        ("", {"compression.type": "gzip"}, "only producer is supported"),
+        ("", {"compression.type": "brotli"}, "compression.type"),
         ("7", {"message.max.bytes": "1"}, "Unexpected broker id"),
     ],
 )
@@ -78,6 +78,12 @@ def test_refused_changes_leave_everything_as_it_was(tmp_path, name, configs, mes
     assert message in str(info.value)
     assert applied == []
     assert store.broker_configs("0") == store.broker_configs("<default>") == {}
+
+
+def test_a_codec_is_a_valid_default_compression_type(tmp_path):
+    dynamic, _, applied = make(tmp_path)
+    dynamic.alter("", {"compression.type": "zstd"}, validate_only=False)
+    assert applied[-1].log_config().compression_type == "zstd"
 
 
 def test_invalid_stored_entries_are_dropped_at_load_not_fatal(tmp_path):
