@@ -19,9 +19,10 @@ the broker's ``ConfigAdminManager.preprocess``):
   supported for : SET:k"); an unknown operation: INVALID_REQUEST. A resource named twice in
   one request: INVALID_REQUEST on each entry.
 * TOPIC (2): unknown topic: UNKNOWN_TOPIC_OR_PARTITION; unknown config name, bad value
-  (such as a ``compression.type`` outside Kafka's list): INVALID_CONFIG. The resulting override set is validated as a whole, persisted and applied
-  to the live logs (``TopicManager.set_topic_configs``); either every operation of a resource
-  applies or none does.
+  (such as a ``compression.type`` outside Kafka's list): INVALID_CONFIG. The resulting
+  override set is validated as a whole, persisted and applied to the live logs
+  (``TopicManager.set_topic_configs``); either every operation of a resource applies or none
+  does.
 * BROKER (4): the operations change the dynamic configs of this broker (name its id) or of
   the cluster-wide default (name ``""``), starting from those stored for that entity; the
   resulting set is checked and applied as AlterConfigs' (``DynamicBrokerConfig.alter``): a
