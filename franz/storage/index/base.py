@@ -1,11 +1,20 @@
 """Fixed-width, memory-mapped, preallocated index files (Kafka's ``AbstractIndex``).
 
 An index is a file of equal-sized big-endian entries, sorted by key. A writable index is
-preallocated to ``max_index_size`` (rounded down to whole entries, blocks reserved with
-``posix_fallocate`` so a full disk cannot SIGBUS the map) and memory-mapped, so an append is
-a store into the map; the number of valid entries is kept in memory. On roll and
+preallocated to ``max_index_size`` (rounded down to whole entries) and memory-mapped, so an
+append is a store into the map; the number of valid entries is kept in memory. On roll and
 on clean close the file is trimmed to the valid entries, so a trimmed index file's length is
-exactly ``entries * entry_size``. An index that was not trimmed (a crash) is detected by
+exactly ``entries * entry_size``.
+
+Preallocation is sparse, as Kafka's ``RandomAccessFile.setLength``: ``ftruncate`` sets the
+length and no block is allocated, so an empty partition's two 10 MiB indexes
+(``segment.index.bytes``) cost no disk (they cost 20 MiB each with ``posix_fallocate``:
+2,500 empty partitions filled an 80 GB disk). A store into a hole of a full file system
+raises SIGBUS, which kills a Python process (the JVM turns it into an exception), so blocks
+are reserved just ahead of the stores instead: before an entry is written into a page not
+yet reserved, that ``RESERVE_BYTES`` chunk gets ``posix_fallocate``, and a full disk is an
+``OSError`` (ENOSPC) there, which the log maps to KAFKA_STORAGE_ERROR. An index thus holds
+at most one chunk more than its entries. An index that was not trimmed (a crash) is detected by
 :meth:`sanity_check` and rebuilt from the log: indexes carry no checksum, they can always be
 rebuilt, as in Kafka.
 
@@ -18,8 +27,14 @@ import mmap
 import os
 import struct
 from pathlib import Path
+from typing import Final
 
-__all__ = ["AbstractIndex", "CorruptIndexError", "IndexFullError"]
+__all__ = ["RESERVE_BYTES", "AbstractIndex", "CorruptIndexError", "IndexFullError"]
+
+#: Blocks are reserved (``posix_fallocate``) this many bytes at a time, a page: one
+#: ``open``/``fallocate``/``close`` per 512 offset-index entries (about 2 MiB of log at the
+#: default ``index.interval.bytes``), and at most 4 KiB of unused blocks per index.
+RESERVE_BYTES: Final = 4096
 
 
 class CorruptIndexError(Exception):
@@ -43,6 +58,8 @@ class AbstractIndex:
         self.writable = writable
         self._mmap: mmap.mmap | None = None
         self._length = 0
+        #: Bytes from the file's start whose blocks this object reserved (``_reserve_for``).
+        self._reserved = 0
         entry_size = self.entry.size
         # An existing empty file is a trimmed index without entries, not a new one: it stays
         # empty (the loader preallocates only the active segment's indexes).
@@ -52,7 +69,7 @@ class AbstractIndex:
         try:
             if new and writable:
                 self._length = self._round_down(max_index_size)
-                _reserve(fd, self._length)
+                os.ftruncate(fd, self._length)  # sparse: blocks come with the entries
                 self.entries = 0
             else:
                 self._length = os.fstat(fd).st_size
@@ -99,7 +116,7 @@ class AbstractIndex:
         """Set the file length to ``new_size`` rounded down (never below the valid entries).
 
         Returns whether the length changed. Used to preallocate again when a segment becomes
-        active (``max_index_size``) and to trim (``size_in_bytes``).
+        active (``max_index_size``, sparse) and to trim (``size_in_bytes``).
         """
         length = max(self._round_down(new_size), self.size_in_bytes)
         if length == self._length:
@@ -107,16 +124,28 @@ class AbstractIndex:
         self._unmap()
         fd = os.open(self.path, os.O_RDWR)
         try:
-            if length > self._length:
-                _reserve(fd, length)
-            else:
-                os.ftruncate(fd, length)
+            os.ftruncate(fd, length)
+            self._reserved = min(self._reserved, length)
             self._length = length
             self.max_entries = length // self.entry.size
             self._map(fd)
         finally:
             os.close(fd)
         return True
+
+    def _reserve_for(self, end: int) -> None:
+        """Allocate the blocks up to ``end`` rounded up to ``RESERVE_BYTES`` (never past the
+        file's length) before a store there; raises ``OSError`` (ENOSPC) on a full disk.
+
+        Blocks already allocated (a reopened index) cost nothing to reserve again.
+        """
+        target = min(self._length, -(-end // RESERVE_BYTES) * RESERVE_BYTES)
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, self._reserved, target - self._reserved)
+        finally:
+            os.close(fd)
+        self._reserved = target
 
     def trim_to_valid_size(self) -> None:
         self.resize(self.size_in_bytes)
@@ -128,6 +157,9 @@ class AbstractIndex:
     def _write_entry(self, n: int, *values: int) -> None:
         if self._mmap is None or n >= self.max_entries:
             raise IndexFullError(f"index {self.path} is full ({self.entries} entries)")
+        end = (n + 1) * self.entry.size
+        if end > self._reserved:
+            self._reserve_for(end)
         self.entry.pack_into(self._mmap, n * self.entry.size, *values)
 
     def _bisect_floor(self, key: int, field: int) -> int:
@@ -186,15 +218,3 @@ class AbstractIndex:
     def delete(self) -> None:
         self._unmap()
         self.path.unlink(missing_ok=True)
-
-
-def _reserve(fd: int, length: int) -> None:
-    """Set the file's length with its blocks allocated now.
-
-    A sparse file (``ftruncate``) written through a memory map gets SIGBUS, which kills the
-    process, when the disk fills; ``posix_fallocate`` turns that into ENOSPC here, an
-    ``OSError`` the log maps to KAFKA_STORAGE_ERROR.
-    """
-    os.ftruncate(fd, length)
-    if length:
-        os.posix_fallocate(fd, 0, length)
