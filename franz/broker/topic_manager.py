@@ -11,6 +11,12 @@ Topic configs are validated here for both creation and alteration (``validate_co
 ``compression.type`` accepts only ``producer``: Franz stores batches exactly as produced and
 does not recompress them on the broker, so any other value could not be honoured.
 
+A creation that fails on disk leaves nothing behind: if the store cannot be written, or a new
+partition's log cannot be created (ENOSPC: its log dir goes offline), the partitions already
+created are deleted, the topic is removed from the store again, and the caller gets
+KAFKA_STORAGE_ERROR, so no topic without leaders is left in the metadata (in ZooKeeper-era
+Kafka the controller's topic would stay, offline, with leader -1).
+
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
 """
@@ -32,6 +38,7 @@ from franz.errors import (
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
+    KafkaStorageError,
     OffsetOutOfRangeError,
     PolicyViolationError,
     TopicAlreadyExistsError,
@@ -238,8 +245,15 @@ class TopicManager:
         record = TopicRecord(name, random_uuid(), partitions, clean)
         if validate_only:
             return record
-        self.store.create_topic(record)
-        self._host(record, record.assignment)
+        try:
+            self.store.create_topic(record)
+        except OSError as exc:
+            raise KafkaStorageError(f"cannot record topic '{name}': {exc}") from exc
+        try:
+            self._host(record, record.assignment)
+        except KafkaStorageError:
+            self._roll_back_creation(record)
+            raise
         log.info(
             "created topic %s with %d partition(s)%s",
             name,
@@ -247,6 +261,19 @@ class TopicManager:
             f" and configs {clean}" if clean else "",
         )
         return record
+
+    def _roll_back_creation(self, record: TopicRecord) -> None:
+        """Undo a creation whose logs failed: delete what was created, forget the topic."""
+        for partition in record.assignment:
+            self.replica_manager.remove_partition(
+                TopicPartition(record.name, partition), delete=True
+            )
+        try:
+            self.store.delete_topic(record.name)
+        except OSError as exc:  # the store's disk failed too; the topic is hosted at restart
+            log.error("could not remove the failed topic %s from the store: %s", record.name, exc)
+        else:
+            log.warning("creating topic %s failed on disk: rolled back", record.name)
 
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
         """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None."""

@@ -309,3 +309,18 @@ def test_log_dir_failure_index_page_on_a_full_disk_leaves_no_part_of_the_append(
     restarted = open_manager([small, big], config=config)
     recovered = restarted.get_log(FULL)
     assert recovered is not None and recovered.log_end_offset == 1
+
+
+def test_log_dir_failure_of_the_last_dir_calls_on_all_dirs_failed(
+    open_manager: ManagerFactory, tmp_path: Path
+) -> None:
+    # Kafka halts the broker when no log dir is left (LogManager.handleLogDirFailure); the
+    # manager says so once, through the broker's hook, and only for the last dir.
+    small, big = (tmp_path / "small").resolve(), (tmp_path / "big").resolve()
+    calls: list[list[Path]] = []
+    manager = open_manager([small, big], on_all_dirs_failed=lambda: calls.append(manager.live_dirs))
+    manager.handle_log_dir_failure(small, OSError(errno.ENOSPC, "No space left on device"))
+    assert calls == []
+    manager.handle_log_dir_failure(big, OSError(errno.EIO, "Input/output error"))
+    manager.handle_log_dir_failure(big, OSError(errno.EIO, "Input/output error"))
+    assert calls == [[]]
