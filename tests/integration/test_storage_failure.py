@@ -148,3 +148,27 @@ def test_storage_failure_of_one_log_dir_keeps_the_other_serving_and_create_topic
         create_topic(broker.bootstrap, "again", partitions=2)  # small is online again
         assert (small / "again-0").is_dir() or (small / "again-1").is_dir()
         assert broker.stop() == 0
+
+
+def test_storage_failure_create_topics_on_a_full_single_dir_leaves_no_topic(
+    tmp_path, broker_factory
+):
+    # The metadata file (franz-metadata.json, in the first log dir) cannot be written: the
+    # topic is not created, and CreateTopics says why with KAFKA_STORAGE_ERROR.
+    with mounted_tmpfs(tmp_path / "disk", "1m") as disk:
+        broker = broker_factory(tmp_path / "b", {"log.dirs": str(disk / "logs")}).start()
+        filler = fill_with_a_file(disk)
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        future = admin.create_topics([NewTopic("nowhere", num_partitions=3)])["nowhere"]
+        try:
+            future.result(30)
+        except Exception as exc:
+            assert exc.args[0].code() == KafkaError.KAFKA_STORAGE_ERROR, exc
+        else:
+            raise AssertionError("CreateTopics succeeded on a full disk")
+        assert "nowhere" not in _topic_names(broker.bootstrap)
+        assert not list((disk / "logs").glob("nowhere-*"))
+        assert not list((disk / "logs").glob("*.tmp"))
+        filler.unlink()
+        create_topic(broker.bootstrap, "nowhere", partitions=3)  # room again: it works
+        assert broker.stop() == 0
