@@ -111,13 +111,17 @@ def test_storage_failure_of_one_log_dir_keeps_the_other_serving_and_create_topic
     with mounted_tmpfs(tmp_path / "small", "1m") as small:
         log_dirs = f"{big},{small}"
         broker = broker_factory(tmp_path / "b", {"log.dirs": log_dirs}).start()
-        create_topic(broker.bootstrap, "served")  # first partition: the first dir, big
-        assert (big / "served-0").is_dir()
+        create_topic(broker.bootstrap, "served")  # new partitions: the emptier dir, big first
+        create_topic(broker.bootstrap, "lost")
+        assert (big / "served-0").is_dir() and (small / "lost-0").is_dir()
         _, failed = _produce(_producer(broker.bootstrap), "served", 0, [b"one", b"two"])
+        assert not failed
+        lost_producer = _producer(broker.bootstrap)  # knows lost-0's leader from now on
+        lost_acked, failed = _produce(lost_producer, "lost", 0, [b"kept"])
         assert not failed
         filler = fill_with_a_file(small)
 
-        # Its first partition goes to the emptier dir, small, whose disk is full.
+        # Its second partition goes to the emptier dir, small, whose disk is full.
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         future = admin.create_topics([NewTopic("doomed", num_partitions=2)])["doomed"]
         try:
@@ -131,13 +135,20 @@ def test_storage_failure_of_one_log_dir_keeps_the_other_serving_and_create_topic
         assert not list(big.glob("doomed-*")) and not list(small.glob("doomed-*"))
         assert broker.proc is not None and broker.proc.poll() is None
 
+        # small is offline: its partitions answer KAFKA_STORAGE_ERROR, and Metadata shows
+        # them without a leader, as Kafka's controller leaves them.
+        _, failed = _produce(lost_producer, "lost", 0, [b"refused"])
+        assert [e.code() for e in failed] == [KafkaError.KAFKA_STORAGE_ERROR]
+        lost = admin.list_topics("lost", timeout=30).topics["lost"].partitions[0]
+        assert lost.leader == -1 and lost.error.code() == KafkaError.LEADER_NOT_AVAILABLE
+
         # The other dir keeps serving: reads, writes, and new topics (placed there).
         _, failed = _produce(_producer(broker.bootstrap), "served", 0, [b"three"])
         assert not failed
         consumed = consume_with("confluent-kafka", broker.bootstrap, "served", [0], 3)
         assert [r.value for r in consumed] == [b"one", b"two", b"three"]
         create_topic(broker.bootstrap, "later", partitions=2)
-        assert {p.parent for p in big.glob("later-*")} == {big}
+        assert len(list(big.glob("later-*"))) == 2 and not list(small.glob("later-*"))
         assert broker.stop() == 0
 
         filler.unlink()
@@ -145,6 +156,8 @@ def test_storage_failure_of_one_log_dir_keeps_the_other_serving_and_create_topic
         assert "doomed" not in _topic_names(broker.bootstrap)
         consumed = consume_with("confluent-kafka", broker.bootstrap, "served", [0], 3)
         assert [r.value for r in consumed] == [b"one", b"two", b"three"]
+        consumed = consume_with("confluent-kafka", broker.bootstrap, "lost", [0], 1)
+        assert [(r.offset, r.value) for r in consumed] == lost_acked
         create_topic(broker.bootstrap, "again", partitions=2)  # small is online again
         assert (small / "again-0").is_dir() or (small / "again-1").is_dir()
         assert broker.stop() == 0
