@@ -15,7 +15,9 @@ A creation that fails on disk leaves nothing behind: if the store cannot be writ
 partition's log cannot be created (ENOSPC: its log dir goes offline), the partitions already
 created are deleted, the topic is removed from the store again, and the caller gets
 KAFKA_STORAGE_ERROR, so no topic without leaders is left in the metadata (in ZooKeeper-era
-Kafka the controller's topic would stay, offline, with leader -1).
+Kafka the controller's topic would stay, offline, with leader -1). CreatePartitions makes the
+new logs before it records them, so a failure has nothing to undo in the store (a crash in
+between leaves logs that the next start adopts, completing the request).
 
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
@@ -262,12 +264,13 @@ class TopicManager:
         )
         return record
 
+    def _remove_partitions(self, name: str, partitions: Mapping[int, list[int]]) -> None:
+        for partition in partitions:
+            self.replica_manager.remove_partition(TopicPartition(name, partition), delete=True)
+
     def _roll_back_creation(self, record: TopicRecord) -> None:
         """Undo a creation whose logs failed: delete what was created, forget the topic."""
-        for partition in record.assignment:
-            self.replica_manager.remove_partition(
-                TopicPartition(record.name, partition), delete=True
-            )
+        self._remove_partitions(record.name, record.assignment)
         try:
             self.store.delete_topic(record.name)
         except OSError as exc:  # the store's disk failed too; the topic is hosted at restart
@@ -321,8 +324,18 @@ class TopicManager:
         new = {current + i: [self.broker_id] for i in range(added)}
         if validate_only:
             return
-        self.store.add_partitions(name, new)
-        self._host(record, new)
+        # The logs first (see the module docstring): a failure removes them, and the store
+        # has nothing to undo.
+        try:
+            self._host(record, new)
+        except KafkaStorageError:
+            self._remove_partitions(name, new)
+            raise
+        try:
+            self.store.add_partitions(name, new)
+        except OSError as exc:
+            self._remove_partitions(name, new)
+            raise KafkaStorageError(f"cannot record the partitions of '{name}': {exc}") from exc
         log.info("increased the partitions of topic %s from %d to %d", name, current, count)
 
     def _check_manual_replicas(self, replicas: list[int]) -> None:

@@ -13,7 +13,7 @@ import subprocess
 from typing import Any
 
 from confluent_kafka import KafkaError, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from tests.support.clients import consume_with, create_topic
 from tests.support.tmpfs import fill_with_a_file, mounted_tmpfs, remount
@@ -184,4 +184,33 @@ def test_storage_failure_create_topics_on_a_full_single_dir_leaves_no_topic(
         assert not list((disk / "logs").glob("*.tmp"))
         filler.unlink()
         create_topic(broker.bootstrap, "nowhere", partitions=3)  # room again: it works
+        assert broker.stop() == 0
+
+
+def test_storage_failure_create_partitions_on_a_full_dir_adds_no_partition(
+    tmp_path, broker_factory
+):
+    big = tmp_path / "big"
+    with mounted_tmpfs(tmp_path / "small", "1m") as small:
+        broker = broker_factory(tmp_path / "b", {"log.dirs": f"{big},{small}"}).start()
+        create_topic(broker.bootstrap, "grow")
+        assert (big / "grow-0").is_dir()
+        filler = fill_with_a_file(small)
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        future = admin.create_partitions([NewPartitions("grow", 3)])["grow"]
+        try:
+            future.result(30)
+        except Exception as exc:
+            assert exc.args[0].code() == KafkaError.KAFKA_STORAGE_ERROR, exc
+        else:
+            raise AssertionError("CreatePartitions succeeded on a full disk")
+        grow = admin.list_topics("grow", timeout=30).topics["grow"]
+        assert sorted(grow.partitions) == [0] and grow.partitions[0].leader == 0
+        assert sorted(p.name for p in [*big.glob("grow-*"), *small.glob("grow-*")]) == ["grow-0"]
+        assert broker.stop() == 0
+        filler.unlink()
+        broker.start()
+        admin_after = AdminClient({"bootstrap.servers": broker.bootstrap})
+        grow = admin_after.list_topics("grow", timeout=30).topics["grow"]
+        assert sorted(grow.partitions) == [0]
         assert broker.stop() == 0
