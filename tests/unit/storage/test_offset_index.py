@@ -190,6 +190,24 @@ def test_index_preallocation_is_sparse_and_blocks_come_with_entries(tmp_path):
     assert reopened.path.stat().st_size == 10 << 20
     assert _allocated(reopened.path) <= 3 * RESERVE_BYTES
     reopened.append(BASE + entries + 1, 100 * (entries + 1))
-    assert reopened.lookup(BASE + entries + 1) == (BASE + entries + 1, 100 * (entries + 1))
+    # Reserving space for the new entry wrote zeros after it only, never over the old ones.
+    assert [tuple(reopened.entry_at(i)) for i in range(reopened.entries)] == [
+        (BASE + i, 100 * i) for i in range(1, entries + 2)
+    ]
     reopened.close()
     assert reopened.path.stat().st_size == 8 * (entries + 1)
+
+
+def test_time_index_entries_across_reserved_chunks_read_back(tmp_path):
+    # 12-byte entries straddle the 4 KiB chunk boundaries; a reset (a rebuild after a crash)
+    # writes the slots again from the start.
+    index = TimeIndex(tmp_path / "00000000000000001000.timeindex", BASE, 10 << 20)
+    count = 2 * RESERVE_BYTES // 12 + 5
+    for round_ in range(2):
+        for i in range(count):
+            index.maybe_append(1_000 * (i + 1) + round_, BASE + i)
+        assert [tuple(index.entry_at(i)) for i in range(index.entries)] == [
+            (1_000 * (i + 1) + round_, BASE + i) for i in range(count)
+        ]
+        index.reset()
+    index.close_handler()
