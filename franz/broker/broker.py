@@ -5,6 +5,13 @@ with the right config), lock and load the log dirs (recovering after a crash), h
 partition, then listen. Shutdown (SIGTERM/SIGINT, ``shutdown()``): stop accepting, finish the
 in-flight requests, then flush, checkpoint and leave the clean-shutdown marker.
 
+Storage failure: when the last online log dir fails (ENOSPC, EIO: ``LogManager``), the broker
+halts with exit code 1, as Kafka's ``Exit.halt(1)``, so clients fail over rather than talk
+to a broker that has no data left. Unlike Kafka's immediate halt it first answers the
+requests in flight (bounded by the listener's shutdown timeout), so the produce that hit the
+full disk gets KAFKA_STORAGE_ERROR instead of a dropped connection; nothing is flushed or
+checkpointed, and the next start recovers the dirs as after a crash.
+
 Embedded single-node mode (no ``zookeeper.connect``): metadata lives in
 ``<first log dir>/franz-metadata.json`` and this broker is controller and only replica.
 """
@@ -14,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from franz.broker.dispatcher import Dispatcher
 from franz.broker.dynamic_config import DynamicBrokerConfig
@@ -120,6 +129,7 @@ class Broker:
             ),
             cleaner_config=CleanerConfig.from_broker_config(config.get),
             recovery_verify_all=config.get("log.recovery.verify.all"),
+            on_all_dirs_failed=self._halt_on_storage_failure,
         )
         self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
         self.topic_manager = TopicManager(
@@ -158,6 +168,31 @@ class Broker:
         )
         self._ticker: asyncio.Task[None] | None = None
         self._started = False
+        self._halting = False
+
+    def _halt_on_storage_failure(self) -> None:
+        """Every log dir has failed: answer the requests in flight, then halt (exit 1)."""
+        if self._halting:
+            return
+        self._halting = True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            _halt()
+        task = loop.create_task(self._halt_after_answering())
+        self._background.add(task)
+
+    async def _halt_after_answering(self) -> None:
+        self.replica_manager.begin_shutdown()
+        try:
+            await self.server.shutdown()
+        finally:
+            log.critical(
+                "franz broker %d halted: no log dir is online (exit code 1); free space or "
+                "replace the failed dirs, then restart it to recover them",
+                self.broker_id,
+            )
+            _halt()
 
     def _reconfigure(self, config: BrokerConfig) -> None:
         """A dynamic broker config changed: ``config`` is the new effective one. Applied live:
@@ -245,6 +280,12 @@ class Broker:
                 await self._ticker
         self.log_manager.shutdown()
         log.info("franz broker %d stopped", self.broker_id)
+
+
+def _halt() -> NoReturn:
+    """Kafka's ``Exit.halt(1)``: no shutdown hooks, no flush, only the log lines out."""
+    logging.shutdown()
+    os._exit(1)
 
 
 def _coordinator_config(config: BrokerConfig) -> CoordinatorConfig:

@@ -12,6 +12,14 @@ Topic configs are validated here for both creation and alteration (``validate_co
 ``snappy``, ``lz4``, ``zstd``); the log recompresses batches whose codec differs
 (``franz.storage.log_validator``).
 
+A creation that fails on disk leaves nothing behind: if the store cannot be written, or a new
+partition's log cannot be created (ENOSPC: its log dir goes offline), the partitions already
+created are deleted, the topic is removed from the store again, and the caller gets
+KAFKA_STORAGE_ERROR, so no topic without leaders is left in the metadata (in ZooKeeper-era
+Kafka the controller's topic would stay, offline, with leader -1). CreatePartitions makes the
+new logs before it records them, so a failure has nothing to undo in the store (a crash in
+between leaves logs that the next start adopts, completing the request).
+
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
 """
@@ -33,6 +41,7 @@ from franz.errors import (
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
+    KafkaStorageError,
     OffsetOutOfRangeError,
     PolicyViolationError,
     TopicAlreadyExistsError,
@@ -239,8 +248,15 @@ class TopicManager:
         record = TopicRecord(name, random_uuid(), partitions, clean)
         if validate_only:
             return record
-        self.store.create_topic(record)
-        self._host(record, record.assignment)
+        try:
+            self.store.create_topic(record)
+        except OSError as exc:
+            raise KafkaStorageError(f"cannot record topic '{name}': {exc}") from exc
+        try:
+            self._host(record, record.assignment)
+        except KafkaStorageError:
+            self._roll_back_creation(record)
+            raise
         log.info(
             "created topic %s with %d partition(s)%s",
             name,
@@ -248,6 +264,20 @@ class TopicManager:
             f" and configs {clean}" if clean else "",
         )
         return record
+
+    def _remove_partitions(self, name: str, partitions: Mapping[int, list[int]]) -> None:
+        for partition in partitions:
+            self.replica_manager.remove_partition(TopicPartition(name, partition), delete=True)
+
+    def _roll_back_creation(self, record: TopicRecord) -> None:
+        """Undo a creation whose logs failed: delete what was created, forget the topic."""
+        self._remove_partitions(record.name, record.assignment)
+        try:
+            self.store.delete_topic(record.name)
+        except OSError as exc:  # the store's disk failed too; the topic is hosted at restart
+            log.error("could not remove the failed topic %s from the store: %s", record.name, exc)
+        else:
+            log.warning("creating topic %s failed on disk: rolled back", record.name)
 
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
         """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None."""
@@ -295,8 +325,18 @@ class TopicManager:
         new = {current + i: [self.broker_id] for i in range(added)}
         if validate_only:
             return
-        self.store.add_partitions(name, new)
-        self._host(record, new)
+        # The logs first (see the module docstring): a failure removes them, and the store
+        # has nothing to undo.
+        try:
+            self._host(record, new)
+        except KafkaStorageError:
+            self._remove_partitions(name, new)
+            raise
+        try:
+            self.store.add_partitions(name, new)
+        except OSError as exc:
+            self._remove_partitions(name, new)
+            raise KafkaStorageError(f"cannot record the partitions of '{name}': {exc}") from exc
         log.info("increased the partitions of topic %s from %d to %d", name, current, count)
 
     def _check_manual_replicas(self, replicas: list[int]) -> None:

@@ -103,10 +103,14 @@ class LocalMetadataStore:
         if broker_configs:
             data["broker_configs"] = broker_configs
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with tmp.open("w") as f:
+                json.dump(data, f, indent=1, sort_keys=True)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk keeps no partial copy
+            raise
         os.replace(tmp, self.path)
         dir_fd = os.open(self.path.parent, os.O_RDONLY)
         try:

@@ -19,7 +19,12 @@ so a crash from then on is detected at the next start.
 
 New partitions go to the live dir holding the fewest partitions. An I/O error in one dir
 takes that dir's logs offline (their requests get KAFKA_STORAGE_ERROR); the other dirs keep
-serving (Kafka's ``LogDirFailureChannel``).
+serving (Kafka's ``LogDirFailureChannel``). When the last online dir fails, a broker has
+nothing left to serve: the manager logs Kafka's fatal line ("Shutdown broker because all log
+dirs in ... have failed") and calls ``on_all_dirs_failed``, with which the broker halts with
+exit code 1 (Kafka's ``Exit.halt(1)``) so that clients fail over, instead of living on as a
+process that answers metadata and no data. Nothing is flushed or checkpointed then: the next
+start recovers those dirs as after a crash, once the disk has room again.
 
 Periodic work is driven by :meth:`tick` with the current time, called by the broker's event
 loop: retention every ``log.retention.check.interval.ms``, flushes every
@@ -101,6 +106,7 @@ class LogManager:
         ),
         cleaner_config: CleanerConfig | None = None,
         recovery_verify_all: bool = False,
+        on_all_dirs_failed: Callable[[], None] | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -112,6 +118,7 @@ class LogManager:
         self.broker_id = broker_id
         self.cluster_id = cluster_id
         self._topic_config = topic_config
+        self._on_all_dirs_failed = on_all_dirs_failed
         self.producer_id_expiration_ms = producer_id_expiration_ms
         #: ``log.recovery.verify.all``: CRC-check every segment at load (franz.storage.log_loader).
         self.recovery_verify_all = recovery_verify_all
@@ -307,6 +314,8 @@ class LogManager:
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
             )
         except OSError as exc:
+            # A half-made partition dir would be loaded (and adopted) at the next start.
+            shutil.rmtree(directory / tp.dir_name, ignore_errors=True)
             self.handle_log_dir_failure(directory, exc)
             raise KafkaStorageError(f"cannot create {tp} in {directory}: {exc}") from exc
         self._logs[tp] = created
@@ -422,7 +431,11 @@ class LogManager:
     # -- failure -------------------------------------------------------------------------
 
     def handle_log_dir_failure(self, directory: Path, exc: OSError) -> None:
-        """Take every log of ``directory`` offline; other dirs keep serving."""
+        """Take every log of ``directory`` offline; other dirs keep serving.
+
+        If no dir is left online, log the fatal line and call ``on_all_dirs_failed`` (the
+        broker halts; see the module docstring).
+        """
         directory = directory.resolve()
         if directory in self.offline_dirs:
             return
@@ -437,6 +450,13 @@ class LogManager:
             len(affected),
             len(self.live_dirs),
         )
+        if not self.live_dirs:
+            log.critical(
+                "Shutdown broker because all log dirs in %s have failed",
+                ", ".join(str(d) for d in self.log_dirs),
+            )
+            if self._on_all_dirs_failed is not None:
+                self._on_all_dirs_failed()
 
     # -- shutdown ------------------------------------------------------------------------
 

@@ -128,8 +128,10 @@ class LogSegment:
     def append(self, buffer: memoryview, batches: Sequence[RecordBatchView]) -> None:
         """Append ``buffer`` (the given whole batches, already offset-assigned) at the end.
 
-        Raises ``OSError`` if the write fails; the file is then cut back to its previous size
-        so no partial batch remains (if even that fails, recovery cuts it on the next start).
+        Raises ``OSError`` if the write fails, or if an index page cannot be reserved (ENOSPC,
+        ``franz.storage.index.base``); the file is then cut back to its previous size and the
+        indexes to their previous entries, so no part of the append remains (if even that
+        fails, recovery cuts it on the next start).
         """
         if not batches:
             return
@@ -142,30 +144,48 @@ class LogSegment:
         try:
             _pwrite_all(self.fd, buffer, start)
         except OSError:
-            try:
-                os.ftruncate(self.fd, start)
-            except OSError:
-                log.exception(
-                    "could not cut %s back to %d after a failed write", self.log_path, start
-                )
+            self._cut_back(start)
             raise
+        before = (
+            self.max_timestamp_so_far,
+            self.offset_of_max_timestamp_so_far,
+            self.bytes_since_last_index_entry,
+        )
         position = start
-        for batch in batches:
-            if batch.max_timestamp > self.max_timestamp_so_far:
-                self.max_timestamp_so_far = batch.max_timestamp
-                self.offset_of_max_timestamp_so_far = batch.last_offset
-            if self.bytes_since_last_index_entry > self.index_interval_bytes:
-                self.offset_index.append(batch.last_offset, position)
-                self.time_index.maybe_append(
-                    self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far
-                )
-                self.bytes_since_last_index_entry = 0
-            size = batch.size_in_bytes
-            position += size
-            self.bytes_since_last_index_entry += size
+        try:
+            for batch in batches:
+                if batch.max_timestamp > self.max_timestamp_so_far:
+                    self.max_timestamp_so_far = batch.max_timestamp
+                    self.offset_of_max_timestamp_so_far = batch.last_offset
+                if self.bytes_since_last_index_entry > self.index_interval_bytes:
+                    self.offset_index.append(batch.last_offset, position)
+                    self.time_index.maybe_append(
+                        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far
+                    )
+                    self.bytes_since_last_index_entry = 0
+                size = batch.size_in_bytes
+                position += size
+                self.bytes_since_last_index_entry += size
+        except OSError:
+            self.offset_index.truncate_to(batches[0].base_offset)
+            self.time_index.truncate_to(batches[0].base_offset)
+            (
+                self.max_timestamp_so_far,
+                self.offset_of_max_timestamp_so_far,
+                self.bytes_since_last_index_entry,
+            ) = before
+            self._cut_back(start)
+            raise
         if self._rolling_based_timestamp is None and start == 0:
             self._rolling_based_timestamp = batches[0].max_timestamp
         self.size = position
+
+    def _cut_back(self, size: int) -> None:
+        """Cut the log file back to ``size`` after a failed append."""
+        try:
+            os.ftruncate(self.fd, size)
+        except OSError:
+            log.exception("could not cut %s back to %d after a failed write", self.log_path, size)
 
     # -- reading -------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Requested topics that do not exist are created when both ``auto.create.topics.en
 the request's ``allow_auto_topic_creation`` (v4+; always true before) say so. In single-node
 mode creation is synchronous, so the new topic is described in the same response instead of
 Kafka's first LEADER_NOT_AVAILABLE. Topics requested by id (v10+) that do not exist get
-UNKNOWN_TOPIC_ID; invalid names INVALID_TOPIC_EXCEPTION.
+UNKNOWN_TOPIC_ID; invalid names INVALID_TOPIC_EXCEPTION. A partition whose log dir failed
+has no leader (LEADER_NOT_AVAILABLE, leader -1, this broker offline: ``_offline_partition``).
 
 Authorized operations (v8+, ``franz.broker.authorized_operations``): with
 ``include_topic_authorized_operations`` every topic looked up by name, found or not, carries
@@ -25,6 +26,7 @@ from franz.broker.authorized_operations import (
 )
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
+from franz.cluster.partition import Partition
 from franz.errors import ApiError, ErrorCode, error_code_for
 from franz.metadata.store import TopicRecord
 from franz.storage.files import TopicPartition
@@ -123,15 +125,18 @@ def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
                 }
             )
             continue
+        if partition.log.offline:
+            partitions.append(_offline_partition(ctx, partition, index))
+            continue
         partitions.append(
             {
-                "error_code": ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else 0,
+                "error_code": 0,
                 "partition_index": index,
                 "leader_id": partition.leader_id,
                 "leader_epoch": partition.leader_epoch,
                 "replica_nodes": partition.replicas,
                 "isr_nodes": partition.isr,
-                "offline_replicas": [ctx.broker.broker_id] if partition.log.offline else [],
+                "offline_replicas": [],
             }
         )
     return {
@@ -141,4 +146,22 @@ def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
         "is_internal": ctx.broker.topic_manager.is_internal(record.name),
         "partitions": partitions,
         "topic_authorized_operations": OPERATIONS_OMITTED,
+    }
+
+
+def _offline_partition(ctx: RequestContext, partition: Partition, index: int) -> dict[str, Any]:
+    """A partition whose log dir failed, as a ZooKeeper-era Kafka cluster then shows it: the
+    controller moves leadership off the offline replica (``OfflineReplica``: leader -1, the
+    last ISR member kept), and with no other replica the partition has no leader, so Metadata
+    answers LEADER_NOT_AVAILABLE with this broker among the offline replicas. Clients then
+    hold their records for the partition (and fail them at their delivery timeout) instead
+    of sending them here; requests that do arrive get KAFKA_STORAGE_ERROR from the log."""
+    return {
+        "error_code": ErrorCode.LEADER_NOT_AVAILABLE,
+        "partition_index": index,
+        "leader_id": -1,
+        "leader_epoch": partition.leader_epoch,
+        "replica_nodes": partition.replicas,
+        "isr_nodes": partition.isr,
+        "offline_replicas": [ctx.broker.broker_id],
     }

@@ -26,6 +26,7 @@ from tests.unit.storage.conftest import (
     ManagerFactory,
     Written,
     append_batches,
+    make_batch,
     read_records,
     run_python,
     small_config,
@@ -275,3 +276,51 @@ def test_log_dir_failure_disk_full_with_rolling_segments_does_not_kill_the_proce
         "storage-error 56",
         f"offline {tiny_tmpfs.resolve()}",
     ]
+
+
+def test_log_dir_failure_index_page_on_a_full_disk_leaves_no_part_of_the_append(
+    tiny_tmpfs: Path, open_manager: ManagerFactory, clock: ManualClock, tmp_path: Path
+) -> None:
+    # Indexes are sparse; a page is reserved just before the first entry stored in it. Here
+    # the log's bytes fit in the log file's last page but the index's first page cannot be
+    # reserved: the append fails whole (log cut back, no index entry), the dir goes offline.
+    small, big = tiny_tmpfs.resolve(), (tmp_path / "big").resolve()
+    config = small_config({"index.interval.bytes": 1, "segment.index.bytes": 1 << 20})
+    manager = open_manager([small, big], config=config)
+    full = manager.get_or_create_log(FULL)
+    first = make_batch(0, clock.wall_ms(), count=1)
+    second = make_batch(1, clock.wall_ms(), count=1)
+    assert len(first) + len(second) < 4096
+    full.append_as_leader(first, 0)
+    segment = full.active_segment
+    acked_bytes = segment.log_path.stat().st_size
+    assert segment.offset_index.entries == 0
+    filler = _fill_with_a_file(small)
+
+    with pytest.raises(KafkaStorageError):
+        full.append_as_leader(second, 0)
+    assert segment.log_path.stat().st_size == acked_bytes
+    assert segment.offset_index.entries == 0 and segment.time_index.entries == 0
+    assert full.log_end_offset == 1 and full.offline
+    assert manager.offline_dirs == {small}
+    manager.shutdown()
+
+    filler.unlink()
+    restarted = open_manager([small, big], config=config)
+    recovered = restarted.get_log(FULL)
+    assert recovered is not None and recovered.log_end_offset == 1
+
+
+def test_log_dir_failure_of_the_last_dir_calls_on_all_dirs_failed(
+    open_manager: ManagerFactory, tmp_path: Path
+) -> None:
+    # Kafka halts the broker when no log dir is left (LogManager.handleLogDirFailure); the
+    # manager says so once, through the broker's hook, and only for the last dir.
+    small, big = (tmp_path / "small").resolve(), (tmp_path / "big").resolve()
+    calls: list[list[Path]] = []
+    manager = open_manager([small, big], on_all_dirs_failed=lambda: calls.append(manager.live_dirs))
+    manager.handle_log_dir_failure(small, OSError(errno.ENOSPC, "No space left on device"))
+    assert calls == []
+    manager.handle_log_dir_failure(big, OSError(errno.EIO, "Input/output error"))
+    manager.handle_log_dir_failure(big, OSError(errno.EIO, "Input/output error"))
+    assert calls == [[]]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from franz.storage.index.base import CorruptIndexError, IndexFullError
+from franz.storage.index.base import RESERVE_BYTES, CorruptIndexError, IndexFullError
 from franz.storage.index.offset_index import OffsetIndex, OffsetPosition
 from franz.storage.index.time_index import TimeIndex, TimestampOffset
 
@@ -155,3 +155,59 @@ def test_time_index_keeps_one_slot_for_the_final_entry(tmp_path):
     index.truncate_to(BASE + 2)
     assert index.entries == 1 and index.last_entry == (10, BASE + 1)
     index.close()
+
+
+def _allocated(path) -> int:
+    return path.stat().st_blocks * 512
+
+
+def test_index_preallocation_is_sparse_and_blocks_come_with_entries(tmp_path):
+    # Kafka's setLength: a new 10 MiB index has its length but no blocks; blocks are
+    # reserved a page (RESERVE_BYTES) at a time just before entries are stored there.
+    offsets = OffsetIndex(tmp_path / "00000000000000001000.index", BASE, 10 << 20)
+    times = TimeIndex(tmp_path / "00000000000000001000.timeindex", BASE, 10 << 20)
+    assert offsets.path.stat().st_size == 10 << 20
+    assert times.path.stat().st_size == (10 << 20) - (10 << 20) % 12
+    assert _allocated(offsets.path) == 0 and _allocated(times.path) == 0
+
+    offsets.append(BASE + 1, 100)
+    times.maybe_append(1_000, BASE + 1)
+    assert 0 < _allocated(offsets.path) <= 2 * RESERVE_BYTES
+    assert 0 < _allocated(times.path) <= 2 * RESERVE_BYTES
+    entries = RESERVE_BYTES // 8 + 10  # into the second page
+    for i in range(2, entries + 1):
+        offsets.append(BASE + i, 100 * i)
+    assert RESERVE_BYTES < _allocated(offsets.path) <= 3 * RESERVE_BYTES
+    assert offsets.lookup(BASE + entries) == (BASE + entries, 100 * entries)
+
+    # Trimmed on close to the valid entries (Kafka's form), then reopened and grown again.
+    offsets.close()
+    times.close()
+    assert offsets.path.stat().st_size == 8 * entries
+    assert times.path.stat().st_size == 12
+    reopened = OffsetIndex(offsets.path, BASE, 10 << 20)
+    reopened.resize(10 << 20)
+    assert reopened.path.stat().st_size == 10 << 20
+    assert _allocated(reopened.path) <= 3 * RESERVE_BYTES
+    reopened.append(BASE + entries + 1, 100 * (entries + 1))
+    # Reserving space for the new entry wrote zeros after it only, never over the old ones.
+    assert [tuple(reopened.entry_at(i)) for i in range(reopened.entries)] == [
+        (BASE + i, 100 * i) for i in range(1, entries + 2)
+    ]
+    reopened.close()
+    assert reopened.path.stat().st_size == 8 * (entries + 1)
+
+
+def test_time_index_entries_across_reserved_chunks_read_back(tmp_path):
+    # 12-byte entries straddle the 4 KiB chunk boundaries; a reset (a rebuild after a crash)
+    # writes the slots again from the start.
+    index = TimeIndex(tmp_path / "00000000000000001000.timeindex", BASE, 10 << 20)
+    count = 2 * RESERVE_BYTES // 12 + 5
+    for round_ in range(2):
+        for i in range(count):
+            index.maybe_append(1_000 * (i + 1) + round_, BASE + i)
+        assert [tuple(index.entry_at(i)) for i in range(index.entries)] == [
+            (1_000 * (i + 1) + round_, BASE + i) for i in range(count)
+        ]
+        index.reset()
+    index.close_handler()
