@@ -332,7 +332,7 @@ def partition_state_changes(
             )
             if result.leader_and_isr is None:
                 failures[tp] = (
-                    f"Failed to elect leader for partition {tp} under strategy {strategy}"
+                    f"Failed to elect leader for partition {tp} under strategy {strategy.value}"
                 )
                 continue
             written = result.leader_and_isr.with_partition_epoch(old.partition_epoch + 1)
