@@ -160,15 +160,14 @@ class ControllerContext:
         self.partition_assignments[topic] = dict(assignment)
 
     def remove_topic(self, topic: str) -> None:
-        """``removeTopic``: forget the topic, its assignment, leadership and states."""
-        self.partition_assignments.pop(topic, None)
+        """``removeTopic`` (after deletion completes): forget the topic, its id, assignment and
+        leadership, and its deletion bookkeeping. Partition and replica states are the state
+        machines' business (NonExistent* transitions), as in Kafka."""
+        self.topics_to_be_deleted.discard(topic)
+        self.topics_with_deletion_started.discard(topic)
         self.topic_ids.pop(topic, None)
-        for tp in [tp for tp in self.partition_leadership_info if tp.topic == topic]:
-            del self.partition_leadership_info[tp]
-        for tp in [tp for tp in self.partition_states if tp.topic == topic]:
-            del self.partition_states[tp]
-        for r in [r for r in self.replica_states if r.topic_partition.topic == topic]:
-            del self.replica_states[r]
+        for partition in self.partition_assignments.pop(topic, {}):
+            self.partition_leadership_info.pop(TopicPartition(topic, partition), None)
 
     # -- replicas ---------------------------------------------------------------------------
 
@@ -217,12 +216,15 @@ class ControllerContext:
         }
 
     def partition_leaders_on_broker(self, broker_id: int) -> set[TopicPartition]:
-        """``partitionLeadersOnBroker``: partitions led by ``broker_id``, not being deleted."""
+        """``partitionLeadersOnBroker``: partitions led by ``broker_id`` that another replica
+        could take over (more than one assigned replica), topic not being deleted; what a
+        controlled shutdown must move."""
         return {
             tp
             for tp, info in self.partition_leadership_info.items()
             if info.leader_and_isr.leader == broker_id
             and not self.is_topic_queued_up_for_deletion(tp.topic)
+            and len(self.partition_replica_assignment(tp)) > 1
         }
 
     def partitions_with_offline_leader(self) -> set[TopicPartition]:
