@@ -10,7 +10,8 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
    connection, as Kafka does when it cannot parse a request (no response body exists for a
    version Franz cannot encode). Clients never pick such versions: they negotiate from
    ApiVersions.
-4. Decode the body with kio. Unparsable: close the connection.
+4. Decode the body with kio (by hand: Produce, and the versions kio lacks: Fetch v0-3,
+   ListOffsets v0, ``franz.protocol.legacy_versions``). Unparsable: close the connection.
 5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
    per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
    an exception escaping a handler is a bug: it is logged with its traceback and the
@@ -38,6 +39,11 @@ from franz.protocol.headers import (
     encode_response_header,
     parse_request_header,
     response_header_version,
+)
+from franz.protocol.legacy_versions import (
+    LEGACY_FETCH_BELOW,
+    decode_legacy_fetch_request,
+    decode_list_offsets_v0_request,
 )
 from franz.protocol.messages import build_response, decode_request, encode_response
 from franz.protocol.produce import decode_produce_request
@@ -110,6 +116,10 @@ class Dispatcher:
         try:
             if header.api_key == ApiKey.PRODUCE:
                 request: Any = decode_produce_request(header.api_version, frame, header.size)
+            elif header.api_key == ApiKey.FETCH and header.api_version < LEGACY_FETCH_BELOW:
+                request = decode_legacy_fetch_request(header.api_version, frame, header.size)
+            elif header.api_key == ApiKey.LIST_OFFSETS and header.api_version == 0:
+                request = decode_list_offsets_v0_request(frame, header.size)
             else:
                 request = decode_request(header.api_key, header.api_version, frame, header.size)
         except InvalidRequestError as exc:

@@ -6,11 +6,13 @@ so that clients that gate features on the presence of old versions (librdkafka <
 Produce v0 for compression, KAFKA-18659) and clients that infer a broker release from the
 table (kafka-python) see one coherent, real Kafka release.
 
-It *accepts* only from ``min_accepted``: the versions Kafka 4.0 still serves (KIP-896 removed
-the pre-2.1 protocol, and with it message formats v0/v1). A request at an advertised but
-refused version gets UNSUPPORTED_VERSION, the way Kafka 4.0 treats Produce v0-v2. Every
-client Franz is tested with (librdkafka 2.x, kafka-python 3, aiokafka 0.14, Java 3.x/4.x)
-negotiates versions at or above these floors.
+It *accepts* from ``min_accepted``. The data path is served from v0 as Kafka 3.9 serves it,
+for clients that do not ask (librdkafka with ``api.version.request=false`` falls back to
+Metadata v0, Produce v0-v2, Fetch v0-v2, ListOffsets v0): Produce v0-2 message sets of magic
+0/1 are up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
+(``franz.protocol.records.legacy``, ``franz.protocol.legacy_versions``). Other APIs accept
+only the versions Kafka 4.0 still serves (KIP-896); a request at an advertised but refused
+version of those is answered as ``franz.broker.dispatcher`` describes.
 
 Only APIs listed here appear in ApiVersions. An API is added when its handler works.
 """
@@ -80,11 +82,11 @@ class ApiSupport:
 
 
 #: Kafka 3.9's ranges (``clients/src/main/resources/common/message/*.json`` at 3.9.0) and the
-#: first flexible version of each; floors per Kafka 4.0 (KIP-896).
+#: first flexible version of each; floors per Kafka 4.0 (KIP-896) except the data path.
 SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
-    ApiKey.PRODUCE: ApiSupport(0, 3, 11, 9),
-    ApiKey.FETCH: ApiSupport(0, 4, 17, 12),
-    ApiKey.LIST_OFFSETS: ApiSupport(0, 1, 9, 6),
+    ApiKey.PRODUCE: ApiSupport(0, 0, 11, 9),
+    ApiKey.FETCH: ApiSupport(0, 0, 17, 12),
+    ApiKey.LIST_OFFSETS: ApiSupport(0, 0, 9, 6),
     ApiKey.METADATA: ApiSupport(0, 0, 12, 9),
     ApiKey.API_VERSIONS: ApiSupport(0, 0, 4, 3),
     ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5),

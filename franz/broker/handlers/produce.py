@@ -11,6 +11,9 @@ the idempotence errors, KAFKA_STORAGE_ERROR.
 acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
 alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
 as Kafka does, a failed acks=0 produce closes the connection so the client notices.
+Produce v0-2 (pre-0.11 clients) carry message sets of magic 0/1: each partition's set is
+validated (CRC-32 per message: CORRUPT_MESSAGE) and up-converted to one v2 batch before the
+append (``franz.protocol.records.legacy``), as Kafka 3.9 does; the log only sees v2.
 Transactional produce (a transactional id) is refused with INVALID_TXN_STATE: Franz has no
 transaction coordinator yet.
 """
@@ -20,15 +23,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.topic_manager import validate_topic_name
-from franz.errors import ApiError, ErrorCode, error_code_for
+from franz.errors import ApiError, ErrorCode, InvalidRecordError, error_code_for
 from franz.network.connection import CloseConnection
+from franz.protocol.legacy_versions import encode_legacy_produce_response
+from franz.protocol.records.batch import MAGIC_V2
+from franz.protocol.records.legacy import record_set_magic, upconvert
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
 
 log = logging.getLogger(__name__)
+
+#: Produce v3 introduced record batches (magic 2); v0-2 carry message sets of magic 0/1.
+FIRST_BATCH_VERSION = 3
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -39,6 +48,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     bad_acks = acks not in (0, 1, -1)
     transactional = request.transactional_id is not None
     failed = False
+    legacy = ctx.api_version < FIRST_BATCH_VERSION
     responses = []
     for topic_data in request.topic_data:
         name = topic_data.name
@@ -72,6 +82,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 )
                 continue
             try:
+                if legacy:
+                    records = _upconvert(records)
                 info = replica_manager.append(TopicPartition(name, index), records)
             except Exception as exc:
                 failed = True
@@ -96,7 +108,21 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         if failed:
             raise CloseConnection
         return None
-    return {"responses": responses, "throttle_time": 0}
+    body = {"responses": responses, "throttle_time": 0}
+    if legacy:
+        return RawBody([encode_legacy_produce_response(ctx.api_version, body)])
+    return body
+
+
+def _upconvert(records: memoryview) -> bytearray:
+    """Produce v0-2: a message set of magic 0/1 becomes one v2 batch (Kafka's
+    ``LogValidator`` up-conversion); a v2 batch there is INVALID_RECORD, as in Kafka."""
+    magic = record_set_magic(records)
+    if magic is not None and magic >= MAGIC_V2:
+        raise InvalidRecordError(
+            "Produce requests with version 0-2 may only carry message format v0 or v1"
+        )
+    return upconvert(records)
 
 
 def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
