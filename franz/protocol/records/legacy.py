@@ -33,8 +33,8 @@ Wire format of one message set entry (Kafka's ``LegacyRecord``; big-endian)::
 A v1 compressed wrapper's offset is the absolute offset of its *last* inner message and its
 timestamp the largest inner timestamp (or the log append time). Magic v0 wrappers carry absolute
 inner offsets. LZ4 with magic 0 uses Kafka's broken frame header checksum (KIP-57: computed
-over the frame magic too): :func:`decompress_legacy` accepts it, as Kafka does; Franz writes the
-correct checksum, which librdkafka accepts for magic 0 (it recomputes it either way).
+over the frame magic too): :func:`decompress_legacy` accepts it and :func:`compress_legacy`
+writes it, as Kafka does.
 zstd does not exist below v2: a v2 zstd batch cannot be down-converted
 (UNSUPPORTED_COMPRESSION_TYPE, as Kafka answers Fetch < v10).
 """
@@ -61,6 +61,7 @@ from franz.protocol.records.inflated import RecordBatchBuilder, iter_records
 
 __all__ = [
     "LegacyRecord",
+    "compress_legacy",
     "decompress_legacy",
     "downconvert",
     "encode_message",
@@ -321,7 +322,7 @@ def downconvert(data: bytes | bytearray | memoryview, to_magic: int, first_offse
             to_magic,
             wrapper_timestamp,
             None,
-            compress(codec, memoryview(inner)),
+            compress_legacy(codec, to_magic, inner),
             attributes | int(codec),
         )
     return bytes(out)
@@ -346,14 +347,29 @@ def decompress_legacy(codec: int, magic: int, data: bytes) -> bytes:
     return decompress(codec, data)
 
 
+def compress_legacy(codec: int, magic: int, data: bytes | bytearray) -> bytes:
+    """Compress a wrapper's inner message set; LZ4 with magic 0 gets the broken frame header
+    checksum, as Kafka's ``KafkaLZ4BlockOutputStream`` writes it for magic 0."""
+    frame = compress(codec, memoryview(data))
+    if codec == CompressionType.LZ4 and magic == MAGIC_V0:
+        return _set_lz4_header_checksum(frame, broken=True)
+    return frame
+
+
 def _fix_lz4_header_checksum(frame: bytes) -> bytes:
+    return _set_lz4_header_checksum(frame, broken=False)
+
+
+def _set_lz4_header_checksum(frame: bytes, *, broken: bool) -> bytes:
+    """The frame with its header checksum (the byte after the descriptor) recomputed: over
+    the descriptor (LZ4's frame format) or, ``broken``, over frame magic + descriptor."""
     if len(frame) < 7 or frame[:4] != _LZ4_MAGIC:
         return frame
     flags = frame[4]
     end = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)  # content size, dict id
     if len(frame) <= end:
         return frame
-    checksum = (_xxh32(frame[4:end]) >> 8) & 0xFF
+    checksum = (_xxh32(frame[0 if broken else 4 : end]) >> 8) & 0xFF
     return frame[:end] + bytes([checksum]) + frame[end + 1 :]
 
 
