@@ -6,13 +6,16 @@ so that clients that gate features on the presence of old versions (librdkafka <
 Produce v0 for compression, KAFKA-18659) and clients that infer a broker release from the
 table (kafka-python) see one coherent, real Kafka release.
 
-It *accepts* from ``min_accepted``. The data path is served from v0 as Kafka 3.9 serves it,
-for clients that do not ask (librdkafka with ``api.version.request=false`` falls back to
-Metadata v0, Produce v0-v2, Fetch v0-v2, ListOffsets v0): Produce v0-2 message sets of magic
-0/1 are up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
-(``franz.protocol.records.legacy``, ``franz.protocol.legacy_versions``). Other APIs accept
-only the versions Kafka 4.0 still serves (KIP-896); a request at an advertised but refused
-version of those is answered as ``franz.broker.dispatcher`` describes.
+It *accepts* from ``min_accepted``: the versions Kafka 4.0 still serves (KIP-896 removed
+the pre-2.1 protocol, and with it message formats v0/v1), which are the versions kio has
+classes for. The data path is also served from ``legacy_from`` (v0), as Kafka 3.9 serves it,
+for clients that do not ask (librdkafka with ``api.version.request=false`` and
+``broker.version.fallback`` 0.8/0.9: Metadata v0, Produce v0-1, Fetch v0-1, ListOffsets v0;
+kafka-python with ``api_version`` (0, 10): Produce v2, Fetch v2): Produce v0-2 message sets
+of magic 0/1 are up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
+(``franz.protocol.records.legacy``; the messages by hand in
+``franz.protocol.legacy_versions``). A request at another advertised but refused version is
+answered as ``franz.broker.dispatcher`` describes.
 
 Only APIs listed here appear in ApiVersions. An API is added when its handler works.
 """
@@ -67,26 +70,35 @@ class ApiKey(enum.IntEnum):
 @dataclass(frozen=True, slots=True)
 class ApiSupport:
     """One API's versions: advertised ``[min_advertised, max_version]``, served from
-    ``min_accepted``; ``first_flexible`` is the first KIP-482 version (-1: none)."""
+    ``min_accepted`` (with kio's classes) and from ``legacy_from`` (hand-written pre-KIP-896
+    versions; -1: none); ``first_flexible`` is the first KIP-482 version (-1: none)."""
 
     min_advertised: int
     min_accepted: int
     max_version: int
     first_flexible: int
+    legacy_from: int = -1
 
     def accepts(self, version: int) -> bool:
+        if 0 <= self.legacy_from <= version < self.min_accepted:
+            return True
         return self.min_accepted <= version <= self.max_version
+
+    def is_legacy(self, version: int) -> bool:
+        """A version served by hand-written codecs (kio has no class for it)."""
+        return 0 <= self.legacy_from <= version < self.min_accepted
 
     def is_flexible(self, version: int) -> bool:
         return 0 <= self.first_flexible <= version
 
 
 #: Kafka 3.9's ranges (``clients/src/main/resources/common/message/*.json`` at 3.9.0) and the
-#: first flexible version of each; floors per Kafka 4.0 (KIP-896) except the data path.
+#: first flexible version of each; floors per Kafka 4.0 (KIP-896), and Kafka 3.9's v0 for the
+#: data path.
 SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
-    ApiKey.PRODUCE: ApiSupport(0, 0, 11, 9),
-    ApiKey.FETCH: ApiSupport(0, 0, 17, 12),
-    ApiKey.LIST_OFFSETS: ApiSupport(0, 0, 9, 6),
+    ApiKey.PRODUCE: ApiSupport(0, 3, 11, 9, legacy_from=0),
+    ApiKey.FETCH: ApiSupport(0, 4, 17, 12, legacy_from=0),
+    ApiKey.LIST_OFFSETS: ApiSupport(0, 1, 9, 6, legacy_from=0),
     ApiKey.METADATA: ApiSupport(0, 0, 12, 9),
     ApiKey.API_VERSIONS: ApiSupport(0, 0, 4, 3),
     ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5),

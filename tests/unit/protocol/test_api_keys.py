@@ -138,3 +138,17 @@ def test_accepts_and_is_flexible() -> None:
 def test_unknown_api_has_no_advertised_range() -> None:
     assert advertised_range(ApiKey.OFFSET_FOR_LEADER_EPOCH) is None
     assert advertised_range(9999) is None
+
+
+def test_legacy_versions_are_accepted_below_the_kio_floor() -> None:
+    support = ApiSupport(0, 3, 11, 9, legacy_from=0)
+    assert [v for v in range(14) if support.accepts(v)] == list(range(12))
+    assert [v for v in range(14) if support.is_legacy(v)] == [0, 1, 2]
+    assert not any(ApiSupport(0, 3, 11, 9).is_legacy(v) for v in range(14))
+
+
+def test_the_data_path_is_served_from_v0_as_kafka_3_9_does() -> None:
+    # Pre-0.11 clients (api.version.request=false) use these without asking.
+    served = {key: s.legacy_from for key, s in SUPPORTED_APIS.items() if s.legacy_from >= 0}
+    assert served == {ApiKey.PRODUCE: 0, ApiKey.FETCH: 0, ApiKey.LIST_OFFSETS: 0}
+    assert SUPPORTED_APIS[ApiKey.METADATA].accepts(0)
