@@ -11,7 +11,9 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
    version Franz cannot encode). Clients never pick such versions: they negotiate from
    ApiVersions.
 4. Decode the body with kio (by hand: Produce, and the versions kio lacks: Fetch v0-3,
-   ListOffsets v0, ``franz.protocol.legacy_versions``). Unparsable: close the connection.
+   ListOffsets v0, OffsetCommit v0-1, ``franz.protocol.legacy_versions``; OffsetFetch v0 and
+   DescribeLogDirs v0 with v1's classes, their bodies being identical). Unparsable: close
+   the connection.
 5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
    per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
    an exception escaping a handler is a bug: it is logged with its traceback and the
@@ -43,6 +45,7 @@ from franz.protocol.headers import (
 from franz.protocol.legacy_versions import (
     LEGACY_FETCH_BELOW,
     decode_legacy_fetch_request,
+    decode_legacy_offset_commit_request,
     decode_list_offsets_v0_request,
 )
 from franz.protocol.messages import build_response, decode_request, encode_response
@@ -69,6 +72,19 @@ def unsupported_api_versions_body() -> bytes:
         },
     )
     return encode_response(body)
+
+
+#: Pre-KIP-896 versions whose request and response bodies are byte-identical to the next
+#: version's (Kafka's schemas: "Version 1 is the same as version 0"), served with that
+#: version's kio classes.
+KIO_STAND_INS: Final[dict[tuple[int, int], int]] = {
+    (ApiKey.OFFSET_FETCH, 0): 1,
+    (ApiKey.DESCRIBE_LOG_DIRS, 0): 1,
+}
+
+
+def _kio_version(header: RequestHeader) -> int:
+    return KIO_STAND_INS.get((header.api_key, header.api_version), header.api_version)
 
 
 class Dispatcher:
@@ -120,8 +136,14 @@ class Dispatcher:
                 request = decode_legacy_fetch_request(header.api_version, frame, header.size)
             elif header.api_key == ApiKey.LIST_OFFSETS and header.api_version == 0:
                 request = decode_list_offsets_v0_request(frame, header.size)
+            elif header.api_key == ApiKey.OFFSET_COMMIT and support.is_legacy(header.api_version):
+                request = decode_legacy_offset_commit_request(
+                    header.api_version, frame, header.size
+                )
             else:
-                request = decode_request(header.api_key, header.api_version, frame, header.size)
+                request = decode_request(
+                    header.api_key, _kio_version(header), frame, header.size
+                )
         except InvalidRequestError as exc:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
@@ -143,7 +165,7 @@ class Dispatcher:
             chunks = result.chunks
         else:
             chunks = [
-                encode_response(build_response(header.api_key, header.api_version, result))
+                encode_response(build_response(header.api_key, _kio_version(header), result))
             ]
         version = response_header_version(header.api_key, header.api_version)
         return self._frame(header, version, chunks)

@@ -11,7 +11,8 @@ the pre-2.1 protocol, and with it message formats v0/v1), which are the versions
 classes for. The data path is also served from ``legacy_from`` (v0), as Kafka 3.9 serves it,
 for clients that do not ask (librdkafka with ``api.version.request=false`` and
 ``broker.version.fallback`` 0.8/0.9: Metadata v0, Produce v0-1, Fetch v0-1, ListOffsets v0;
-kafka-python with ``api_version`` (0, 10): Produce v2, Fetch v2): Produce v0-2 message sets
+OffsetCommit v1, OffsetFetch v1; kafka-python with ``api_version`` (0, 10): Produce v2,
+Fetch v2): Produce v0-2 message sets
 of magic 0/1 are up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
 (``franz.protocol.records.legacy``; the messages by hand in
 ``franz.protocol.legacy_versions``). A request at another advertised but refused version is
@@ -107,13 +108,13 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.INIT_PRODUCER_ID: ApiSupport(0, 0, 5, 2),
     ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4),
     ApiKey.ALTER_CONFIGS: ApiSupport(0, 0, 2, 2),
-    ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2, legacy_from=0),
     ApiKey.CREATE_PARTITIONS: ApiSupport(0, 0, 3, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiSupport(0, 0, 1, 1),
     ApiKey.DESCRIBE_CLUSTER: ApiSupport(0, 0, 1, 0),
     ApiKey.FIND_COORDINATOR: ApiSupport(0, 0, 6, 3),
-    ApiKey.OFFSET_COMMIT: ApiSupport(0, 2, 9, 8),
-    ApiKey.OFFSET_FETCH: ApiSupport(0, 1, 9, 6),
+    ApiKey.OFFSET_COMMIT: ApiSupport(0, 2, 9, 8, legacy_from=0),
+    ApiKey.OFFSET_FETCH: ApiSupport(0, 1, 9, 6, legacy_from=0),
     ApiKey.JOIN_GROUP: ApiSupport(0, 0, 9, 6),
     ApiKey.HEARTBEAT: ApiSupport(0, 0, 4, 4),
     ApiKey.LEAVE_GROUP: ApiSupport(0, 0, 5, 4),

@@ -1,4 +1,5 @@
-"""The pre-0.11 versions of Produce (v0-2), Fetch (v0-3) and ListOffsets (v0), by hand.
+"""The pre-0.11 versions of Produce (v0-2), Fetch (v0-3), ListOffsets (v0) and OffsetCommit
+(v0-1), by hand.
 
 Why hand-written: kio is generated from Kafka 4's schemas, which dropped these versions
 (KIP-896), while Kafka 3.9 still serves them, to clients with ``api.version.request=false``
@@ -27,6 +28,13 @@ Wire formats (``ProduceRequest.json`` etc. at Kafka 3.9)::
     ListOffsets v0 response
       topics [name string, partitions [partition_index int32, error_code int16,
               old_style_offsets [int64]]]
+
+    OffsetCommit v0-1 request
+      group_id string
+      generation_id int32, member_id string                         v1+
+      topics [name string, partitions [partition_index int32, committed_offset int64,
+              commit_timestamp int64 (v1 only), committed_metadata nullable string]]
+    (OffsetCommit v0-1 responses are v2's: ``franz.protocol.offset_commit``.)
 """
 
 from __future__ import annotations
@@ -43,7 +51,9 @@ __all__ = [
     "LEGACY_FETCH_BELOW",
     "LegacyFetchRequest",
     "LegacyListOffsetsRequest",
+    "LegacyOffsetCommitRequest",
     "decode_legacy_fetch_request",
+    "decode_legacy_offset_commit_request",
     "decode_list_offsets_v0_request",
     "encode_legacy_produce_response",
     "encode_list_offsets_v0_response",
@@ -86,6 +96,12 @@ class _Reader:
         if n < 0 or n > len(self.buf) - self.pos:
             raise InvalidRequestError(f"invalid array length {n}")
         return n
+
+    def nullable_string(self) -> str | None:
+        if self.pos + 2 <= len(self.buf) and _I16.unpack_from(self.buf, self.pos)[0] == -1:
+            self.pos += 2
+            return None
+        return self.string()
 
     def string(self) -> str:
         n = self.int16()
@@ -227,3 +243,51 @@ def encode_list_offsets_v0_response(topics: Sequence[Mapping[str, Any]]) -> byte
             for value in offsets:
                 out += _I64.pack(value)
     return bytes(out)
+
+
+# -- OffsetCommit v0-1 ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyOffsetCommitPartition:
+    partition_index: int
+    committed_offset: int
+    commit_timestamp: int
+    committed_metadata: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyOffsetCommitTopic:
+    name: str
+    partitions: list[LegacyOffsetCommitPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyOffsetCommitRequest:
+    group_id: str
+    generation_id_or_member_epoch: int
+    member_id: str
+    topics: list[LegacyOffsetCommitTopic]
+
+
+def decode_legacy_offset_commit_request(
+    version: int, frame: bytes | bytearray, offset: int
+) -> LegacyOffsetCommitRequest:
+    """Decode an OffsetCommit v0-1 body; v0 is a standalone commit (generation -1, member
+    ""). ``InvalidRequestError`` if malformed."""
+    r = _Reader(frame, offset)
+    group_id = r.string()
+    generation, member_id = (r.int32(), r.string()) if version >= 1 else (-1, "")
+    topics = []
+    for _ in range(r.count()):
+        name = r.string()
+        partitions = []
+        for _ in range(r.count()):
+            index = r.int32()
+            committed = r.int64()
+            timestamp = r.int64() if version == 1 else -1
+            partitions.append(
+                LegacyOffsetCommitPartition(index, committed, timestamp, r.nullable_string())
+            )
+        topics.append(LegacyOffsetCommitTopic(name, partitions))
+    return LegacyOffsetCommitRequest(group_id, generation, member_id, topics)

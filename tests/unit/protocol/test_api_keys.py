@@ -150,5 +150,12 @@ def test_legacy_versions_are_accepted_below_the_kio_floor() -> None:
 def test_the_data_path_is_served_from_v0_as_kafka_3_9_does() -> None:
     # Pre-0.11 clients (api.version.request=false) use these without asking.
     served = {key: s.legacy_from for key, s in SUPPORTED_APIS.items() if s.legacy_from >= 0}
-    assert served == {ApiKey.PRODUCE: 0, ApiKey.FETCH: 0, ApiKey.LIST_OFFSETS: 0}
+    assert served == {
+        ApiKey.PRODUCE: 0,
+        ApiKey.FETCH: 0,
+        ApiKey.LIST_OFFSETS: 0,
+        ApiKey.OFFSET_COMMIT: 0,
+        ApiKey.OFFSET_FETCH: 0,
+        ApiKey.DESCRIBE_LOG_DIRS: 0,
+    }
     assert SUPPORTED_APIS[ApiKey.METADATA].accepts(0)
