@@ -1,0 +1,320 @@
+"""Pre-0.11 clients (message formats v0/v1, Produce v0-2, Fetch v0-3) against a real broker.
+
+Clients that do not send ApiVersions use the protocol of the broker release they are told:
+librdkafka (confluent-kafka, kcat) with ``api.version.request=false`` and
+``broker.version.fallback`` 0.9.0 sends Metadata v0, Produce v1 and Fetch v1 with message
+format v0, ListOffsets v0, FindCoordinator v0, OffsetCommit v2 and OffsetFetch v1; with 0.8.2,
+Produce v0, Fetch v0 and OffsetCommit v1 (rdkafka_feature.c). (A fallback of 0.10.0 or above
+turns ApiVersions back on, so librdkafka never sends message format v1 to a broker that
+advertises v2.) kafka-python with ``api_version`` (0, 10, 0) sends Produce v2 / Fetch v2
+with message format v1 (timestamps), (0, 9) and (0, 8, 2) Produce/Fetch v1/v0 with v0.
+
+Kafka 3.9 serves all of them: it up-converts message sets to v2 batches on produce and
+down-converts v2 batches to the requested magic on fetch (headers dropped, as magic < 2 has
+none). So must Franz: every client round-trips keys and values (and magic 1 timestamps) for
+every codec it can use there, and old and new clients read each other's records.
+
+librdkafka parses Metadata v0 into a buffer sized from the response (4x its wire size): with a
+one-character topic name it fails with "tmpabuf memory shortage" against any broker, Kafka
+included. The topic names here are long enough.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import confluent_kafka as ck
+import kafka
+import pytest
+
+from franz.errors import ErrorCode
+from franz.protocol.records.batch import TimestampType
+from tests.support.broker import BrokerProcess
+from tests.support.clients import create_topic, run_kcat, stored_batches
+from tests.support.wire import WireClient, encode_header
+
+CODECS = ["none", "gzip", "snappy", "lz4"]
+RECORDS = 20
+BASE_TS = 1_700_000_000_000
+
+
+@pytest.fixture(scope="module")
+def old_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    proc = BrokerProcess(tmp_path_factory.mktemp("old-formats"))
+    proc.start()
+    try:
+        yield proc
+    finally:
+        code = proc.stop()
+    assert code == 0, f"broker exited with {code}:\n{proc.output()}"
+
+
+def records(tag: str) -> list[tuple[bytes | None, bytes]]:
+    return [
+        (None if i % 5 == 0 else f"{tag}-key-{i}".encode(), f"{tag}-value-{i}".encode() * (i % 4))
+        for i in range(RECORDS)
+    ]
+
+
+def fallback_conf(bootstrap: str, fallback: str) -> dict[str, Any]:
+    return {
+        "bootstrap.servers": bootstrap,
+        "api.version.request": False,
+        "broker.version.fallback": fallback,
+    }
+
+
+def confluent_produce(
+    conf: dict[str, Any], topic: str, data: list[tuple[bytes | None, bytes]], codec: str
+) -> list[int]:
+    producer = ck.Producer({**conf, "compression.type": codec, "linger.ms": 50})
+    results: list[Any] = []
+    for i, (key, value) in enumerate(data):
+        producer.produce(
+            topic,
+            key=key,
+            value=value,
+            timestamp=BASE_TS + i,
+            on_delivery=lambda err, msg: results.append((err, msg.offset())),
+        )
+    assert producer.flush(30) == 0
+    assert all(err is None for err, _ in results), results
+    return sorted(offset for _, offset in results)
+
+
+def confluent_consume(
+    conf: dict[str, Any], topic: str, count: int, group: str | None = None
+) -> list[Any]:
+    consumer = ck.Consumer(
+        {
+            **conf,
+            "group.id": group or f"reader-{topic}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.assign([ck.TopicPartition(topic, 0, ck.OFFSET_BEGINNING)])
+    got: list[Any] = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(got) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            assert message.error() is None, message.error()
+            got.append(
+                (
+                    message.offset(),
+                    message.key(),
+                    message.value(),
+                    message.timestamp(),
+                    message.headers(),
+                )
+            )
+        if group:
+            consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    return got
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("fallback", ["0.9.0", "0.8.2"])
+def test_confluent_kafka_without_api_versions_round_trips(
+    old_broker: BrokerProcess, fallback: str, codec: str
+) -> None:
+    topic = f"confluent-fallback-{fallback}-{codec}"
+    create_topic(old_broker.bootstrap, topic)
+    data = records(topic)
+    conf = fallback_conf(old_broker.bootstrap, fallback)
+    assert confluent_produce(conf, topic, data, codec) == list(range(RECORDS))
+    batches = stored_batches(old_broker, topic, 0)
+    assert all(b.magic == 2 for b in batches)
+    if codec != "none":
+        assert {b.compression_type.config_name for b in batches} == {codec}
+    got = confluent_consume(conf, topic, RECORDS, group=f"g-{topic}")
+    assert [(o, k, v) for o, k, v, _, _ in got] == [(i, k, v) for i, (k, v) in enumerate(data)]
+    # Message format v0 has no timestamps.
+    assert {ts[0] for _, _, _, ts, _ in got} == {ck.TIMESTAMP_NOT_AVAILABLE}
+    # The commit went through OffsetCommit v2 (0.9.0) or v1 (0.8.2), and reads back.
+    reader = ck.Consumer({**conf, "group.id": f"g-{topic}"})
+    try:
+        [committed] = reader.committed([ck.TopicPartition(topic, 0)], timeout=15)
+    finally:
+        reader.close()
+    assert committed.offset == RECORDS and committed.error is None
+
+
+@pytest.mark.parametrize(("api_version", "magic"), [((0, 10, 0), 1), ((0, 9), 0), ((0, 8, 2), 0)])
+def test_kafka_python_old_api_versions_round_trip(
+    old_broker: BrokerProcess, api_version: tuple[int, ...], magic: int
+) -> None:
+    topic = "kafka-python-" + "-".join(map(str, api_version))
+    create_topic(old_broker.bootstrap, topic)
+    data = records(topic)
+    producer = kafka.KafkaProducer(bootstrap_servers=old_broker.bootstrap, api_version=api_version)
+    try:
+        futures = [
+            producer.send(topic, key=k, value=v, timestamp_ms=BASE_TS + i)
+            for i, (k, v) in enumerate(data)
+        ]
+        producer.flush(30)
+        assert [f.get(10).offset for f in futures] == list(range(RECORDS))
+    finally:
+        producer.close()
+    consumer = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=old_broker.bootstrap,
+        api_version=api_version,
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=5000,
+    )
+    try:
+        got = [(m.offset, m.key, m.value, m.timestamp) for m in consumer]
+    finally:
+        consumer.close()
+    expected_ts = [BASE_TS + i if magic else None for i in range(RECORDS)]
+    assert got == [
+        (i, k, v, ts) for i, ((k, v), ts) in enumerate(zip(data, expected_ts, strict=True))
+    ]
+    stored = stored_batches(old_broker, topic, 0)
+    timestamps = [b.max_timestamp for b in stored]
+    assert timestamps and all(ts >= BASE_TS if magic else ts == -1 for ts in timestamps)
+
+
+def test_kcat_without_api_versions_round_trips(old_broker: BrokerProcess) -> None:
+    topic = "kcat-fallback-0.9.0"
+    create_topic(old_broker.bootstrap, topic)
+    lines = [f"line-{i}" for i in range(RECORDS)]
+    flags = ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.9.0"]
+    produced = run_kcat(
+        ["-P", "-b", old_broker.bootstrap, "-t", topic, "-K", ":", "-z", "gzip", *flags],
+        stdin="".join(f"k{i}:{line}\n" for i, line in enumerate(lines)).encode(),
+    )
+    assert produced.returncode == 0, produced.stderr.decode(errors="replace")
+    consumed = run_kcat(
+        ["-C", "-b", old_broker.bootstrap, "-t", topic, "-o", "beginning", "-e", "-J", *flags]
+    )
+    assert consumed.returncode == 0, consumed.stderr.decode(errors="replace")
+    got = [json.loads(line) for line in consumed.stdout.decode().splitlines() if line.strip()]
+    assert [(m["offset"], m["key"], m["payload"]) for m in got] == [
+        (i, f"k{i}", line) for i, line in enumerate(lines)
+    ]
+
+
+def test_modern_records_read_by_old_clients_lose_only_headers(old_broker: BrokerProcess) -> None:
+    topic = "modern-to-old"
+    create_topic(old_broker.bootstrap, topic)
+    data = records(topic)
+    producer = ck.Producer({"bootstrap.servers": old_broker.bootstrap, "compression.type": "lz4"})
+    for i, (key, value) in enumerate(data):
+        producer.produce(topic, key=key, value=value, timestamp=BASE_TS + i, headers=[("h", b"x")])
+    assert producer.flush(30) == 0
+    # Magic 1 (Fetch v2, kafka-python (0, 10, 0)): timestamps kept, headers dropped.
+    consumer = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=old_broker.bootstrap,
+        api_version=(0, 10, 0),
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=5000,
+    )
+    try:
+        got = [(m.offset, m.key, m.value, m.timestamp, list(m.headers or [])) for m in consumer]
+    finally:
+        consumer.close()
+    assert got == [(i, k, v, BASE_TS + i, []) for i, (k, v) in enumerate(data)]
+    # Magic 0 (Fetch v1, librdkafka 0.9.0 fallback): no timestamps, no headers.
+    old = confluent_consume(fallback_conf(old_broker.bootstrap, "0.9.0"), topic, RECORDS)
+    assert [(o, k, v, h) for o, k, v, _, h in old] == [
+        (i, k, v, None) for i, (k, v) in enumerate(data)
+    ]
+
+
+def test_old_records_read_by_modern_clients(old_broker: BrokerProcess) -> None:
+    topic = "old-to-modern"
+    create_topic(old_broker.bootstrap, topic)
+    data = records(topic)
+    producer = kafka.KafkaProducer(
+        bootstrap_servers=old_broker.bootstrap, api_version=(0, 10, 0), compression_type="gzip"
+    )
+    try:
+        for i, (k, v) in enumerate(data):
+            producer.send(topic, key=k, value=v, timestamp_ms=BASE_TS + i)
+        producer.flush(30)
+    finally:
+        producer.close()
+    got = confluent_consume({"bootstrap.servers": old_broker.bootstrap}, topic, RECORDS)
+    assert [(o, k, v, ts) for o, k, v, ts, _ in got] == [
+        (i, k, v, (ck.TIMESTAMP_CREATE_TIME, BASE_TS + i)) for i, (k, v) in enumerate(data)
+    ]
+    [batch] = stored_batches(old_broker, topic, 0)
+    assert batch.timestamp_type == TimestampType.CREATE_TIME
+    assert batch.compression_type.config_name == "gzip"
+
+
+# -- the wire: errors the way Kafka 3.9 answers them -------------------------------------------
+
+
+def _string(value: str) -> bytes:
+    return struct.pack(">h", len(value)) + value.encode()
+
+
+def _message(key: bytes, value: bytes, timestamp: int) -> bytes:
+    body = struct.pack(">bbq", 1, 0, timestamp)
+    body += struct.pack(">i", len(key)) + key + struct.pack(">i", len(value)) + value
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", 0, len(message)) + message
+
+
+def _produce_v2(client: WireClient, topic: str, message_set: bytes) -> tuple[int, int]:
+    body = (
+        struct.pack(">hi", -1, 5000)
+        + struct.pack(">i", 1)
+        + _string(topic)
+        + struct.pack(">ii", 1, 0)
+        + struct.pack(">i", len(message_set))
+        + message_set
+    )
+    client.send_frame(encode_header(0, 2, 9) + body)
+    payload = client.recv_frame()
+    correlation_id, topics = struct.unpack_from(">ii", payload)
+    assert correlation_id == 9 and topics == 1, payload.hex()
+    pos = 8 + 2 + len(topic)
+    (partitions, _index, error, base_offset) = struct.unpack_from(">iihq", payload, pos)
+    assert partitions == 1
+    return error, base_offset
+
+
+def test_wrong_crc_is_corrupt_message_and_nothing_is_stored(old_broker: BrokerProcess) -> None:
+    topic = "old-format-crc"
+    create_topic(old_broker.bootstrap, topic)
+    good = _message(b"k", b"v", int(time.time() * 1000))
+    bad = bytearray(good)
+    bad[-1] ^= 0xFF
+    with WireClient.connect(old_broker.bootstrap) as client:
+        assert _produce_v2(client, topic, bytes(bad)) == (ErrorCode.CORRUPT_MESSAGE, -1)
+        assert _produce_v2(client, topic, good) == (ErrorCode.NONE, 0)
+    assert sum(b.records_count for b in stored_batches(old_broker, topic, 0)) == 1
+
+
+def test_zstd_batches_are_unsupported_compression_type_for_fetch_v3(
+    old_broker: BrokerProcess,
+) -> None:
+    topic = "old-format-zstd"
+    create_topic(old_broker.bootstrap, topic)
+    producer = ck.Producer({"bootstrap.servers": old_broker.bootstrap, "compression.type": "zstd"})
+    producer.produce(topic, value=b"z" * 100)
+    assert producer.flush(30) == 0
+    body = struct.pack(">iiii", -1, 100, 1, 1 << 20) + struct.pack(">i", 1) + _string(topic)
+    body += struct.pack(">iiqi", 1, 0, 0, 1 << 20)
+    with WireClient.connect(old_broker.bootstrap) as client:
+        client.send_frame(encode_header(1, 3, 4) + body)
+        payload = client.recv_frame()
+    pos = 4 + 4 + 4 + 2 + len(topic) + 4  # correlation, throttle, topics, name, partitions
+    _index, error, _hw = struct.unpack_from(">ihq", payload, pos)
+    assert error == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
