@@ -6,14 +6,14 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
 1. Parse the header. Unparsable: close the connection.
 2. ApiVersions at a version Franz does not serve: UNSUPPORTED_VERSION in a **v0 body** listing
    the supported ranges (KIP-511), never a disconnect.
-3. Unknown API key, or another API at a version outside the accepted range: close the
-   connection, as Kafka does when it cannot parse a request (no response body exists for a
-   version Franz cannot encode). Clients never pick such versions: they negotiate from
-   ApiVersions.
+3. Unknown API key, or another API at a version above the advertised range (every advertised
+   version is served, from v0): close the connection, as Kafka does when it cannot parse a
+   request (no response body exists for a version Franz cannot encode). Clients never pick
+   such versions: they negotiate from ApiVersions.
 4. Decode the body with kio (by hand: Produce, and the versions kio lacks: Fetch v0-3,
-   ListOffsets v0, OffsetCommit v0-1, ``franz.protocol.legacy_versions``; OffsetFetch v0 and
-   DescribeLogDirs v0 with v1's classes, their bodies being identical). Unparsable: close
-   the connection.
+   ListOffsets v0, OffsetCommit v0-1, ``franz.protocol.legacy_versions``; other versions
+   below Kafka 4.0's floors with the next version's classes, ``franz.protocol.stand_ins``).
+   Unparsable: close the connection.
 5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
    per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
    an exception escaping a handler is a bug: it is logged with its traceback and the
@@ -50,6 +50,7 @@ from franz.protocol.legacy_versions import (
 )
 from franz.protocol.messages import build_response, decode_request, encode_response
 from franz.protocol.produce import decode_produce_request
+from franz.protocol.stand_ins import stand_in_for
 
 if TYPE_CHECKING:
     from franz.broker.broker import Broker
@@ -72,19 +73,6 @@ def unsupported_api_versions_body() -> bytes:
         },
     )
     return encode_response(body)
-
-
-#: Pre-KIP-896 versions whose request and response bodies are byte-identical to the next
-#: version's (Kafka's schemas: "Version 1 is the same as version 0"), served with that
-#: version's kio classes.
-KIO_STAND_INS: Final[dict[tuple[int, int], int]] = {
-    (ApiKey.OFFSET_FETCH, 0): 1,
-    (ApiKey.DESCRIBE_LOG_DIRS, 0): 1,
-}
-
-
-def _kio_version(header: RequestHeader) -> int:
-    return KIO_STAND_INS.get((header.api_key, header.api_version), header.api_version)
 
 
 class Dispatcher:
@@ -129,6 +117,7 @@ class Dispatcher:
                 support.max_version,
             )
             raise CloseConnection
+        stand_in = stand_in_for(header.api_key, header.api_version)
         try:
             if header.api_key == ApiKey.PRODUCE:
                 request: Any = decode_produce_request(header.api_version, frame, header.size)
@@ -140,10 +129,15 @@ class Dispatcher:
                 request = decode_legacy_offset_commit_request(
                     header.api_version, frame, header.size
                 )
-            else:
+            elif stand_in is not None:
                 request = decode_request(
-                    header.api_key, _kio_version(header), frame, header.size
+                    header.api_key,
+                    stand_in.kio_version,
+                    frame + stand_in.request_suffix,
+                    header.size,
                 )
+            else:
+                request = decode_request(header.api_key, header.api_version, frame, header.size)
         except InvalidRequestError as exc:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
@@ -161,11 +155,16 @@ class Dispatcher:
     def _encode(self, header: RequestHeader, result: Any) -> Response | None:
         if result is None:
             return None
+        stand_in = stand_in_for(header.api_key, header.api_version)
         if isinstance(result, RawBody):
             chunks = result.chunks
+        elif stand_in is not None:
+            response = build_response(header.api_key, stand_in.kio_version, result)
+            encode = stand_in.encode or encode_response
+            chunks = [encode(response)]
         else:
             chunks = [
-                encode_response(build_response(header.api_key, _kio_version(header), result))
+                encode_response(build_response(header.api_key, header.api_version, result))
             ]
         version = response_header_version(header.api_key, header.api_version)
         return self._frame(header, version, chunks)

@@ -6,17 +6,16 @@ so that clients that gate features on the presence of old versions (librdkafka <
 Produce v0 for compression, KAFKA-18659) and clients that infer a broker release from the
 table (kafka-python) see one coherent, real Kafka release.
 
-It *accepts* from ``min_accepted``: the versions Kafka 4.0 still serves (KIP-896 removed
-the pre-2.1 protocol, and with it message formats v0/v1), which are the versions kio has
-classes for. The data path is also served from ``legacy_from`` (v0), as Kafka 3.9 serves it,
-for clients that do not ask (librdkafka with ``api.version.request=false`` and
-``broker.version.fallback`` 0.8/0.9: Metadata v0, Produce v0-1, Fetch v0-1, ListOffsets v0;
-OffsetCommit v1, OffsetFetch v1; kafka-python with ``api_version`` (0, 10): Produce v2,
-Fetch v2): Produce v0-2 message sets
-of magic 0/1 are up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
-(``franz.protocol.records.legacy``; the messages by hand in
-``franz.protocol.legacy_versions``). A request at another advertised but refused version is
-answered as ``franz.broker.dispatcher`` describes.
+Every advertised version is served, as Kafka 3.9 serves it. kio (generated from Kafka 4's
+schemas) has classes from ``min_accepted`` up: Kafka 4.0's floors (KIP-896 removed the pre-2.1
+protocol, and with it message formats v0/v1). The versions from ``legacy_from`` below that
+are served by hand: clients that do not send ApiVersions use them (librdkafka with
+``api.version.request=false`` and ``broker.version.fallback`` 0.8/0.9: Metadata v0, Produce
+v0-1, Fetch v0-1, ListOffsets v0, OffsetCommit v1-2, OffsetFetch v1; kafka-python with
+``api_version`` (0, 10): Produce v2, Fetch v2). Produce v0-2 message sets of magic 0/1 are
+up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
+(``franz.protocol.records.legacy``); their messages are in ``franz.protocol.legacy_versions``,
+the other old versions reuse the next version's kio classes (``franz.protocol.stand_ins``).
 
 Only APIs listed here appear in ApiVersions. An API is added when its handler works.
 """
@@ -102,11 +101,11 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LIST_OFFSETS: ApiSupport(0, 1, 9, 6, legacy_from=0),
     ApiKey.METADATA: ApiSupport(0, 0, 12, 9),
     ApiKey.API_VERSIONS: ApiSupport(0, 0, 4, 3),
-    ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5),
-    ApiKey.DELETE_TOPICS: ApiSupport(0, 1, 6, 4),
+    ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5, legacy_from=0),
+    ApiKey.DELETE_TOPICS: ApiSupport(0, 1, 6, 4, legacy_from=0),
     ApiKey.DELETE_RECORDS: ApiSupport(0, 0, 2, 2),
     ApiKey.INIT_PRODUCER_ID: ApiSupport(0, 0, 5, 2),
-    ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4),
+    ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4, legacy_from=0),
     ApiKey.ALTER_CONFIGS: ApiSupport(0, 0, 2, 2),
     ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2, legacy_from=0),
     ApiKey.CREATE_PARTITIONS: ApiSupport(0, 0, 3, 2),

@@ -12,7 +12,9 @@ with message format v1 (timestamps), (0, 9) and (0, 8, 2) Produce/Fetch v1/v0 wi
 Kafka 3.9 serves all of them: it up-converts message sets to v2 batches on produce and
 down-converts v2 batches to the requested magic on fetch (headers dropped, as magic < 2 has
 none). So must Franz: every client round-trips keys and values (and magic 1 timestamps) for
-every codec it can use there, and old and new clients read each other's records.
+every codec it can use there, and old and new clients read each other's records. The old
+admin versions (CreateTopics v0-1, DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0)
+are answered too, in their own bodies, checked with kafka-python's codec for each version.
 
 librdkafka parses Metadata v0 into a buffer sized from the response (4x its wire size): with a
 one-character topic name it fails with "tmpabuf memory shortage" against any broker, Kafka
@@ -21,6 +23,7 @@ included. The topic names here are long enough.
 
 from __future__ import annotations
 
+import importlib
 import json
 import struct
 import time
@@ -31,6 +34,12 @@ from typing import Any
 import confluent_kafka as ck
 import kafka
 import pytest
+from kafka.protocol.admin import (
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    DescribeLogDirsRequest,
+)
 
 from franz.errors import ErrorCode
 from franz.protocol.records.batch import TimestampType
@@ -318,3 +327,71 @@ def test_zstd_batches_are_unsupported_compression_type_for_fetch_v3(
     pos = 4 + 4 + 4 + 2 + len(topic) + 4  # correlation, throttle, topics, name, partitions
     _index, error, _hw = struct.unpack_from(">ihq", payload, pos)
     assert error == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+# -- the other old versions: every advertised version is answered ------------------------------
+
+
+def _kafka_python_exchange(bootstrap: str, request: Any, version: int) -> Any:
+    """Send kafka-python's encoding of ``request`` at ``version`` and decode the answer with
+    kafka-python's response class for that version (the header is v0: none is flexible)."""
+    with WireClient.connect(bootstrap) as client:
+        client.send_frame(
+            encode_header(request.API_KEY, version, 77) + bytes(request.encode(version=version))
+        )
+        payload = client.recv_frame()
+    (correlation_id,) = struct.unpack_from(">i", payload)
+    assert correlation_id == 77
+    response_class = kafka_response_class(request)
+    return response_class.decode(payload[4:], version=version)
+
+
+def kafka_response_class(request: Any) -> Any:
+    module = importlib.import_module(type(request).__module__)
+    return getattr(module, type(request).__name__.replace("Request", "Response"))
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_create_topics_v0_v1_and_delete_topics_v0(old_broker: BrokerProcess, version: int) -> None:
+    topic = f"created-by-v{version}"
+    request = CreateTopicsRequest(
+        topics=[
+            CreateTopicsRequest.CreatableTopic(
+                name=topic, num_partitions=2, replication_factor=1, assignments=[], configs=[]
+            )
+        ],
+        timeout_ms=10_000,
+        validate_only=False,
+    )
+    response = _kafka_python_exchange(old_broker.bootstrap, request, version)
+    assert [(t.name, t.error_code) for t in response.topics] == [(topic, 0)]
+    again = _kafka_python_exchange(old_broker.bootstrap, request, version)
+    assert [(t.name, t.error_code) for t in again.topics] == [
+        (topic, ErrorCode.TOPIC_ALREADY_EXISTS)
+    ]
+    deleted = _kafka_python_exchange(
+        old_broker.bootstrap, DeleteTopicsRequest(topic_names=[topic], timeout_ms=10_000), 0
+    )
+    assert [(r.name, r.error_code) for r in deleted.responses] == [(topic, 0)]
+
+
+def test_describe_configs_v0_and_describe_log_dirs_v0(old_broker: BrokerProcess) -> None:
+    topic = "described-by-v0"
+    create_topic(old_broker.bootstrap, topic, config={"retention.ms": "12345"})
+    request = DescribeConfigsRequest(
+        resources=[
+            DescribeConfigsRequest.DescribeConfigsResource(
+                resource_type=2, resource_name=topic, configuration_keys=None
+            )
+        ]
+    )
+    response = _kafka_python_exchange(old_broker.bootstrap, request, 0)
+    [result] = response.results
+    assert (result.error_code, result.resource_name) == (0, topic)
+    configs = {c.name: c for c in result.configs}
+    assert configs["retention.ms"].value == "12345" and not configs["retention.ms"].is_default
+    assert configs["cleanup.policy"].is_default
+    dirs = _kafka_python_exchange(old_broker.bootstrap, DescribeLogDirsRequest(topics=None), 0)
+    [log_dir] = dirs.results
+    assert log_dir.error_code == 0
+    assert topic in {t.name for t in log_dir.topics}
