@@ -40,6 +40,7 @@ from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
 )
+from kafka.protocol.consumer import ListOffsetsRequest
 
 from franz.errors import ErrorCode
 from franz.protocol.records.batch import TimestampType
@@ -395,3 +396,59 @@ def test_describe_configs_v0_and_describe_log_dirs_v0(old_broker: BrokerProcess)
     [log_dir] = dirs.results
     assert log_dir.error_code == 0
     assert topic in {t.name for t in log_dir.topics}
+
+
+def test_log_append_time_topic_gives_old_clients_the_append_time(old_broker: BrokerProcess) -> None:
+    topic = "old-format-append-time"
+    create_topic(old_broker.bootstrap, topic, config={"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    producer = kafka.KafkaProducer(bootstrap_servers=old_broker.bootstrap, api_version=(0, 10, 0))
+    try:
+        for i in range(3):
+            producer.send(topic, value=b"v%d" % i, timestamp_ms=BASE_TS + i)
+        producer.flush(30)
+    finally:
+        producer.close()
+    consumer = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=old_broker.bootstrap,
+        api_version=(0, 10, 0),
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=5000,
+    )
+    try:
+        got = [(m.timestamp, m.timestamp_type) for m in consumer]
+    finally:
+        consumer.close()
+    [batch] = stored_batches(old_broker, topic, 0)
+    assert batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert batch.max_timestamp >= before
+    assert got == [(batch.max_timestamp, TimestampType.LOG_APPEND_TIME)] * 3
+
+
+def test_list_offsets_v0_answers_old_style_offsets(old_broker: BrokerProcess) -> None:
+    topic = "old-format-offsets"
+    create_topic(old_broker.bootstrap, topic)
+    producer = ck.Producer({"bootstrap.servers": old_broker.bootstrap})
+    for i in range(5):
+        producer.produce(topic, value=b"%d" % i)
+    assert producer.flush(30) == 0
+
+    def offsets(timestamp: int, max_num: int) -> tuple[int, list[int]]:
+        partition = ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+            partition_index=0, timestamp=timestamp, max_num_offsets=max_num
+        )
+        request = ListOffsetsRequest(
+            replica_id=-1,
+            topics=[ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[partition])],
+        )
+        response = _kafka_python_exchange(old_broker.bootstrap, request, 0)
+        [p] = response.topics[0].partitions
+        return p.error_code, list(p.old_style_offsets)
+
+    # Kafka's legacyFetchOffsetsBefore: the log end (capped at the HW for consumers), then
+    # the base offsets of the segments, newest first.
+    assert offsets(-1, 1) == (0, [5])
+    assert offsets(-1, 10) == (0, [5, 0])
+    assert offsets(-2, 10) == (0, [0])
+    assert offsets(0, 10) == (0, [])
