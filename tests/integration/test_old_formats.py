@@ -40,7 +40,7 @@ from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
 )
-from kafka.protocol.consumer import ListOffsetsRequest
+from kafka.protocol.consumer import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
 
 from franz.errors import ErrorCode
 from franz.protocol.records.batch import TimestampType
@@ -452,3 +452,30 @@ def test_list_offsets_v0_answers_old_style_offsets(old_broker: BrokerProcess) ->
     assert offsets(-1, 10) == (0, [5, 0])
     assert offsets(-2, 10) == (0, [0])
     assert offsets(0, 10) == (0, [])
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_offset_commit_v0_v1_read_back_by_offset_fetch_v0(
+    old_broker: BrokerProcess, version: int
+) -> None:
+    topic = f"old-format-commit-v{version}"
+    group = f"old-group-v{version}"
+    create_topic(old_broker.bootstrap, topic)
+    partition = OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+        partition_index=0, committed_offset=42, commit_timestamp=-1, committed_metadata="meta"
+    )
+    commit = OffsetCommitRequest(
+        group_id=group,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=topic, partitions=[partition])],
+    )
+    committed = _kafka_python_exchange(old_broker.bootstrap, commit, version)
+    assert [(p.partition_index, p.error_code) for p in committed.topics[0].partitions] == [(0, 0)]
+    fetch = OffsetFetchRequest(
+        group_id=group,
+        topics=[OffsetFetchRequest.OffsetFetchRequestTopic(name=topic, partition_indexes=[0])],
+    )
+    fetched = _kafka_python_exchange(old_broker.bootstrap, fetch, 0)
+    [p] = fetched.topics[0].partitions
+    assert (p.partition_index, p.committed_offset, p.metadata, p.error_code) == (0, 42, "meta", 0)
