@@ -217,7 +217,12 @@ def upconvert(data: bytes | bytearray | memoryview) -> bytearray:
         if message.codec == CompressionType.NONE:
             records.append(message)
             continue
-        if message.codec > CompressionType.LZ4:
+        if message.codec == CompressionType.ZSTD:
+            # Kafka: "ZStandard compression is not supported for magic < 2" (KIP-110).
+            raise UnsupportedCompressionTypeError(
+                f"message at offset {message.offset} is zstd-compressed, which needs magic 2"
+            )
+        if message.codec > CompressionType.ZSTD:
             raise InvalidRecordError(
                 f"message at offset {message.offset} has invalid codec {message.codec}"
             )

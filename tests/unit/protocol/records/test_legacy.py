@@ -264,3 +264,12 @@ def test_xxh32_known_values() -> None:
     assert _xxh32(b"") == 0x02CC5D05
     assert _xxh32(b"abc") == 0x32D153FF
     assert _xxh32(b"Nobody inspects the spammish repetition") == 0xE2293B2F
+
+
+def test_upconvert_zstd_wrapper_is_unsupported_compression_type() -> None:
+    inner = encode_message(0, 1, 5, b"k", b"v")
+    wrapper = encode_message(0, 1, 5, None, compress(CompressionType.ZSTD, inner), 4)
+    with pytest.raises(UnsupportedCompressionTypeError):
+        upconvert(wrapper)
+    with pytest.raises(InvalidRecordError):
+        upconvert(encode_message(0, 1, 5, None, b"x", 5))
