@@ -6,14 +6,17 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
 1. Parse the header. Unparsable: close the connection.
 2. ApiVersions at a version Franz does not serve: UNSUPPORTED_VERSION in a **v0 body** listing
    the supported ranges (KIP-511), never a disconnect.
-3. Unknown API key, or another API at a version outside the accepted range: close the
-   connection, as Kafka does when it cannot parse a request (no response body exists for a
-   version Franz cannot encode). Clients never pick such versions: they negotiate from
-   ApiVersions.
-4. Decode the body with kio. Unparsable: close the connection. That includes a null (-1
-   count) in an array Kafka's schema does not declare nullable (``franz.protocol.guard``):
-   Kafka's generated readers refuse it and its SocketServer closes the connection, so no
-   handler ever sees ``None`` where the schema promises a list.
+3. Unknown API key, or another API at a version above the advertised range (every advertised
+   version is served, from v0): close the connection, as Kafka does when it cannot parse a
+   request (no response body exists for a version Franz cannot encode). Clients never pick
+   such versions: they negotiate from ApiVersions.
+4. Decode the body with kio (by hand: Produce, and the versions kio lacks: Fetch v0-3,
+   ListOffsets v0, OffsetCommit v0-1, ``franz.protocol.legacy_versions``; other versions
+   below Kafka 4.0's floors with the next version's classes, ``franz.protocol.stand_ins``).
+   Unparsable: close the connection. That includes a null (-1 count) in an array Kafka's
+   schema does not declare nullable (``franz.protocol.guard``): Kafka's generated readers
+   refuse it and its SocketServer closes the connection, so no handler ever sees ``None``
+   where the schema promises a list.
 5. Run the API's handler (``franz.broker.handlers``). Handlers report per-partition and
    per-resource failures as error codes in their responses (``franz.errors.error_code_for``);
    an exception escaping a handler is a bug: it is logged with its traceback and the
@@ -47,8 +50,15 @@ from franz.protocol.headers import (
     parse_request_header,
     response_header_version,
 )
+from franz.protocol.legacy_versions import (
+    LEGACY_FETCH_BELOW,
+    decode_legacy_fetch_request,
+    decode_legacy_offset_commit_request,
+    decode_list_offsets_v0_request,
+)
 from franz.protocol.messages import build_response, decode_request, encode_response
 from franz.protocol.produce import decode_produce_request
+from franz.protocol.stand_ins import stand_in_for
 
 if TYPE_CHECKING:
     from franz.broker.broker import Broker
@@ -126,9 +136,25 @@ class Dispatcher:
                 f"closing {connection.peer}",
             )
             raise CloseConnection
+        stand_in = stand_in_for(header.api_key, header.api_version)
         try:
             if header.api_key == ApiKey.PRODUCE:
                 request: Any = decode_produce_request(header.api_version, frame, header.size)
+            elif header.api_key == ApiKey.FETCH and header.api_version < LEGACY_FETCH_BELOW:
+                request = decode_legacy_fetch_request(header.api_version, frame, header.size)
+            elif header.api_key == ApiKey.LIST_OFFSETS and header.api_version == 0:
+                request = decode_list_offsets_v0_request(frame, header.size)
+            elif header.api_key == ApiKey.OFFSET_COMMIT and support.is_legacy(header.api_version):
+                request = decode_legacy_offset_commit_request(
+                    header.api_version, frame, header.size
+                )
+            elif stand_in is not None:
+                request = decode_request(
+                    header.api_key,
+                    stand_in.kio_version,
+                    frame + stand_in.request_suffix,
+                    header.size,
+                )
             else:
                 request = decode_request(header.api_key, header.api_version, frame, header.size)
         except InvalidRequestError as exc:
@@ -148,8 +174,13 @@ class Dispatcher:
     def _encode(self, header: RequestHeader, result: Any) -> Response | None:
         if result is None:
             return None
+        stand_in = stand_in_for(header.api_key, header.api_version)
         if isinstance(result, RawBody):
             chunks = result.chunks
+        elif stand_in is not None:
+            response = build_response(header.api_key, stand_in.kio_version, result)
+            encode = stand_in.encode or encode_response
+            chunks = [encode(response)]
         else:
             chunks = [
                 encode_response(build_response(header.api_key, header.api_version, result))

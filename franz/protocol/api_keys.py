@@ -6,11 +6,16 @@ so that clients that gate features on the presence of old versions (librdkafka <
 Produce v0 for compression, KAFKA-18659) and clients that infer a broker release from the
 table (kafka-python) see one coherent, real Kafka release.
 
-It *accepts* only from ``min_accepted``: the versions Kafka 4.0 still serves (KIP-896 removed
-the pre-2.1 protocol, and with it message formats v0/v1). A request at an advertised but
-refused version gets UNSUPPORTED_VERSION, the way Kafka 4.0 treats Produce v0-v2. Every
-client Franz is tested with (librdkafka 2.x, kafka-python 3, aiokafka 0.14, Java 3.x/4.x)
-negotiates versions at or above these floors.
+Every advertised version is served, as Kafka 3.9 serves it. kio (generated from Kafka 4's
+schemas) has classes from ``min_accepted`` up: Kafka 4.0's floors (KIP-896 removed the pre-2.1
+protocol, and with it message formats v0/v1). The versions from ``legacy_from`` below that
+are served by hand: clients that do not send ApiVersions use them (librdkafka with
+``api.version.request=false`` and ``broker.version.fallback`` 0.8/0.9: Metadata v0, Produce
+v0-1, Fetch v0-1, ListOffsets v0, OffsetCommit v1-2, OffsetFetch v1; kafka-python with
+``api_version`` (0, 10): Produce v2, Fetch v2). Produce v0-2 message sets of magic 0/1 are
+up-converted to v2 batches and Fetch v0-3 gets v2 batches down-converted
+(``franz.protocol.records.legacy``); their messages are in ``franz.protocol.legacy_versions``,
+the other old versions reuse the next version's kio classes (``franz.protocol.stand_ins``).
 
 Only APIs listed here appear in ApiVersions. An API is added when its handler works.
 """
@@ -65,41 +70,50 @@ class ApiKey(enum.IntEnum):
 @dataclass(frozen=True, slots=True)
 class ApiSupport:
     """One API's versions: advertised ``[min_advertised, max_version]``, served from
-    ``min_accepted``; ``first_flexible`` is the first KIP-482 version (-1: none)."""
+    ``min_accepted`` (with kio's classes) and from ``legacy_from`` (hand-written pre-KIP-896
+    versions; -1: none); ``first_flexible`` is the first KIP-482 version (-1: none)."""
 
     min_advertised: int
     min_accepted: int
     max_version: int
     first_flexible: int
+    legacy_from: int = -1
 
     def accepts(self, version: int) -> bool:
+        if 0 <= self.legacy_from <= version < self.min_accepted:
+            return True
         return self.min_accepted <= version <= self.max_version
+
+    def is_legacy(self, version: int) -> bool:
+        """A version served by hand-written codecs (kio has no class for it)."""
+        return 0 <= self.legacy_from <= version < self.min_accepted
 
     def is_flexible(self, version: int) -> bool:
         return 0 <= self.first_flexible <= version
 
 
 #: Kafka 3.9's ranges (``clients/src/main/resources/common/message/*.json`` at 3.9.0) and the
-#: first flexible version of each; floors per Kafka 4.0 (KIP-896).
+#: first flexible version of each; floors per Kafka 4.0 (KIP-896), and Kafka 3.9's v0 for the
+#: data path.
 SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
-    ApiKey.PRODUCE: ApiSupport(0, 3, 11, 9),
-    ApiKey.FETCH: ApiSupport(0, 4, 17, 12),
-    ApiKey.LIST_OFFSETS: ApiSupport(0, 1, 9, 6),
+    ApiKey.PRODUCE: ApiSupport(0, 3, 11, 9, legacy_from=0),
+    ApiKey.FETCH: ApiSupport(0, 4, 17, 12, legacy_from=0),
+    ApiKey.LIST_OFFSETS: ApiSupport(0, 1, 9, 6, legacy_from=0),
     ApiKey.METADATA: ApiSupport(0, 0, 12, 9),
     ApiKey.API_VERSIONS: ApiSupport(0, 0, 4, 3),
-    ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5),
-    ApiKey.DELETE_TOPICS: ApiSupport(0, 1, 6, 4),
+    ApiKey.CREATE_TOPICS: ApiSupport(0, 2, 7, 5, legacy_from=0),
+    ApiKey.DELETE_TOPICS: ApiSupport(0, 1, 6, 4, legacy_from=0),
     ApiKey.DELETE_RECORDS: ApiSupport(0, 0, 2, 2),
     ApiKey.INIT_PRODUCER_ID: ApiSupport(0, 0, 5, 2),
-    ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4),
+    ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4, legacy_from=0),
     ApiKey.ALTER_CONFIGS: ApiSupport(0, 0, 2, 2),
-    ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2, legacy_from=0),
     ApiKey.CREATE_PARTITIONS: ApiSupport(0, 0, 3, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiSupport(0, 0, 1, 1),
     ApiKey.DESCRIBE_CLUSTER: ApiSupport(0, 0, 1, 0),
     ApiKey.FIND_COORDINATOR: ApiSupport(0, 0, 6, 3),
-    ApiKey.OFFSET_COMMIT: ApiSupport(0, 2, 9, 8),
-    ApiKey.OFFSET_FETCH: ApiSupport(0, 1, 9, 6),
+    ApiKey.OFFSET_COMMIT: ApiSupport(0, 2, 9, 8, legacy_from=0),
+    ApiKey.OFFSET_FETCH: ApiSupport(0, 1, 9, 6, legacy_from=0),
     ApiKey.JOIN_GROUP: ApiSupport(0, 0, 9, 6),
     ApiKey.HEARTBEAT: ApiSupport(0, 0, 4, 4),
     ApiKey.LEAVE_GROUP: ApiSupport(0, 0, 5, 4),

@@ -6,12 +6,12 @@ second copy into the response); instead this encoder emits the response as a lis
 ``bytes`` for the framing and ``FileRegion`` for each partition's records, which the network
 layer writes with ``sendfile`` straight from the page cache (Kafka's ``FileRecords``).
 
-Wire format, versions 4-17 (``FetchResponse.json``; flexible from v12: compact arrays and
+Wire format, versions 0-17 (``FetchResponse.json``; flexible from v12: compact arrays and
 strings are uvarint(length + 1), every struct ends with tagged fields, which Franz leaves
 empty)::
 
     FetchResponse
-      throttle_time_ms int32
+      throttle_time_ms int32                v1+
       error_code int16                      v7+
       session_id int32                      v7+
       responses [topic]
@@ -21,11 +21,14 @@ empty)::
           partition_index int32
           error_code int16
           high_watermark int64
-          last_stable_offset int64
+          last_stable_offset int64          v4+
           log_start_offset int64            v5+
-          aborted_transactions [producer_id int64, first_offset int64]  nullable
+          aborted_transactions [producer_id int64, first_offset int64]  nullable, v4+
           preferred_read_replica int32      v11+
           records nullable bytes            int32 length; flexible: uvarint(length + 1)
+
+Fetch v0-3 carry message sets of magic 0 (v0-1) or 1 (v2-3): the handler down-converts
+(``franz.protocol.records.legacy``) and passes ``bytes``, never file regions.
 
 Franz always sends an empty (not null) aborted-transactions array and an empty (not null)
 record set when there is no data: librdkafka and franz-go's kfake treat null and empty
@@ -44,6 +47,7 @@ __all__ = ["FetchPartitionResult", "FetchTopicResult", "FileRegion", "encode_fet
 _I16: Final = struct.Struct(">h")
 _I32: Final = struct.Struct(">i")
 _PARTITION_V4: Final = struct.Struct(">ihqq")  # index, error, HW, LSO
+_PARTITION_V0: Final = struct.Struct(">ihq")  # index, error, HW
 _I64: Final = struct.Struct(">q")
 
 FIRST_FLEXIBLE: Final = 12
@@ -105,7 +109,7 @@ def encode_fetch_response(
     """
     flexible = version >= FIRST_FLEXIBLE
     chunks: list[bytes | FileRegion] = []
-    out = bytearray(_I32.pack(throttle_time_ms))
+    out = bytearray(_I32.pack(throttle_time_ms) if version >= 1 else b"")
     if version >= 7:
         out += _I16.pack(error_code)
         out += _I32.pack(session_id)
@@ -120,12 +124,15 @@ def encode_fetch_response(
         partitions = topic.partitions
         out += _uvarint(len(partitions) + 1) if flexible else _I32.pack(len(partitions))
         for p in partitions:
-            out += _PARTITION_V4.pack(
-                p.partition_index, p.error_code, p.high_watermark, p.last_stable_offset
-            )
-            if version >= 5:
-                out += _I64.pack(p.log_start_offset)
-            out += b"\x01" if flexible else b"\x00\x00\x00\x00"  # no aborted transactions
+            if version >= 4:
+                out += _PARTITION_V4.pack(
+                    p.partition_index, p.error_code, p.high_watermark, p.last_stable_offset
+                )
+                if version >= 5:
+                    out += _I64.pack(p.log_start_offset)
+                out += b"\x01" if flexible else b"\x00\x00\x00\x00"  # no aborted transactions
+            else:
+                out += _PARTITION_V0.pack(p.partition_index, p.error_code, p.high_watermark)
             if version >= 11:
                 out += _I32.pack(p.preferred_read_replica)
             size = p.records_size

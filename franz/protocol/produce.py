@@ -9,13 +9,15 @@ on ``kcat -P`` showed the copies and kio's decode among the top costs after ``pw
 The classes mirror kio's attribute names (``transactional_id``, ``acks``, ``timeout``,
 ``topic_data[].name``, ``.partition_data[].index``, ``.records``) so the handler reads either.
 
-Wire format, versions 3-11 (``ProduceRequest.json``; flexible from v9: compact strings,
+Wire format, versions 0-11 (``ProduceRequest.json``; flexible from v9: compact strings,
 arrays and bytes are uvarint(length + 1), and structs end with tagged fields)::
 
-    transactional_id nullable string
+    transactional_id nullable string        v3+
     acks int16
     timeout_ms int32
     topic_data [name string, partition_data [index int32, records nullable bytes]]
+
+v0-2 carry message sets of magic 0/1 in ``records`` (``franz.protocol.records.legacy``).
 """
 
 from __future__ import annotations
@@ -128,9 +130,9 @@ class _Reader:
 
 
 def decode_produce_request(version: int, frame: bytes | bytearray, offset: int) -> ProduceRequest:
-    """Decode a Produce v3-11 body at ``offset``; ``InvalidRequestError`` if malformed."""
+    """Decode a Produce v0-11 body at ``offset``; ``InvalidRequestError`` if malformed."""
     r = _Reader(frame, offset, version >= FIRST_FLEXIBLE)
-    transactional_id = r.string()
+    transactional_id = r.string() if version >= 3 else None
     r.need(_ACKS_TIMEOUT.size)
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, r.pos)
     r.pos += _ACKS_TIMEOUT.size

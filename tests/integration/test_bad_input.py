@@ -48,7 +48,6 @@ from franz.errors import ErrorCode
 from tests.support.broker import BrokerProcess
 from tests.support.wire import (
     LATEST_TIMESTAMP,
-    ConnectionClosed,
     WireClient,
     api_versions,
     batch,
@@ -496,36 +495,33 @@ def _legacy_partition_errors(api_key: int, version: int, payload: bytes) -> list
     ("api_key", "version"),
     [(API_PRODUCE, 0), (API_PRODUCE, 1), (API_PRODUCE, 2)] + [(API_FETCH, v) for v in range(4)],
 )
-def test_advertised_but_refused_versions_get_unsupported_version(
-    broker, sentinel, api_key, version
-):
+def test_pre_0_11_versions_are_served_in_their_own_body(broker, sentinel, api_key, version):
     """Produce v0-v2 and Fetch v0-v3 are advertised (ranges start at v0, as Kafka 3.9 and
-    KAFKA-18659 do) but refused. The request is well-formed at its version, so the broker can
-    answer UNSUPPORTED_VERSION (35) per partition in that version's body; closing the
-    connection is accepted too. Either way nothing is stored and other clients are served.
+    KAFKA-18659 do) and served as Kafka 3.9 serves them: the answer comes in that version's
+    body with NONE per partition (message sets are up-converted on produce and down-converted
+    on fetch: tests/integration/test_old_formats.py), and other clients are served.
 
-    Observed (Franz at 49b8f28): the connection is closed, for all seven versions; kio has no
-    classes below Produce v3 / Fetch v4, so Franz has no body to encode the error in.
+    Observed (Franz at 49b8f28, before the pre-0.11 data path was served): the connection was
+    closed, for all seven versions.
     """
     ranges = _broker_api_versions(broker)
     assert ranges[api_key][0] == 0, f"API {api_key} range does not start at v0: {ranges}"
+    topic = "pre-0-11"
+    with WireClient.connect(broker.bootstrap) as client:
+        ensure_topic(client, topic)
     if api_key == API_PRODUCE:
-        body = _legacy_produce_body(SENTINEL_TOPIC, _legacy_message_set(b"old", b"client"))
+        body = _legacy_produce_body(topic, _legacy_message_set(b"old", b"client"))
     else:
-        body = _legacy_fetch_body(SENTINEL_TOPIC, version, 0)
+        body = _legacy_fetch_body(topic, version, 0)
     with WireClient.connect(broker.bootstrap) as client:
         client.send_frame(encode_header(api_key, version, 5) + body)
-        try:
-            payload = client.recv_frame()
-        except ConnectionClosed:
-            pass  # refused by closing; see the docstring
-        else:
-            (correlation_id,) = struct.unpack_from(">i", payload)
-            assert correlation_id == 5, payload.hex()
-            errors = _legacy_partition_errors(api_key, version, payload)
-            assert errors == [ErrorCode.UNSUPPORTED_VERSION], (
-                f"API {api_key} v{version}: partition errors {errors}, response {payload.hex()}"
-            )
+        payload = client.recv_frame()
+        (correlation_id,) = struct.unpack_from(">i", payload)
+        assert correlation_id == 5, payload.hex()
+        errors = _legacy_partition_errors(api_key, version, payload)
+        assert errors == [ErrorCode.NONE], (
+            f"API {api_key} v{version}: partition errors {errors}, response {payload.hex()}"
+        )
     sentinel.check()
 
 

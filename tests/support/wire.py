@@ -550,7 +550,8 @@ def request_at(client: WireClient, api_key: int, version: int, data: Mapping[str
 
 
 def accepted_versions(api_key: int) -> list[int]:
-    """Every version of ``api_key`` the broker accepts (``SUPPORTED_APIS``)."""
+    """Every version of ``api_key`` the broker accepts with kio's classes (``SUPPORTED_APIS``;
+    the hand-written pre-0.11 versions below ``min_accepted`` are not included)."""
     from franz.protocol.api_keys import SUPPORTED_APIS
 
     support = SUPPORTED_APIS[api_key]  # type: ignore[index]

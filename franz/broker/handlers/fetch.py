@@ -14,6 +14,10 @@
 * Topic ids replace names from v13; an unknown id gets UNKNOWN_TOPIC_ID.
 * Isolation: Franz has no transactions, so the last stable offset equals the high watermark
   and read_committed reads the same as read_uncommitted.
+* Fetch v0-3 (pre-0.11 clients): the batches read are down-converted to message sets of
+  magic 0 (v0-1) or 1 (v2-3) in memory (``franz.protocol.records.legacy``), as Kafka 3.9
+  does; a zstd batch gives UNSUPPORTED_COMPRESSION_TYPE. The zero-copy path above is
+  untouched for v4+.
 * Follower fetches (replica id >= 0) arrive with replication (cluster mode).
 """
 
@@ -40,8 +44,11 @@ from franz.protocol.fetch import (
     FileRegion,
     encode_fetch_response,
 )
+from franz.protocol.legacy_versions import LEGACY_FETCH_BELOW
 from franz.protocol.messages import timedelta_ms
+from franz.protocol.records.legacy import MAGIC_V0, MAGIC_V1, downconvert
 from franz.storage.files import TopicPartition
+from franz.storage.log import FetchDataInfo
 
 __all__ = ["handle"]
 
@@ -215,11 +222,26 @@ def _read(
             errors = True
             continue
         if info.size:
-            result.records = [FileRegion(info.fd, info.position, info.size)]
+            if plan.version < LEGACY_FETCH_BELOW:
+                try:
+                    result.records = [_downconvert(plan.version, info, cached.fetch_offset)]
+                except Exception as exc:
+                    result.error_code = error_code_for(exc)
+                    errors = True
+                    continue
+            else:
+                result.records = [FileRegion(info.fd, info.position, info.size)]
             remaining -= info.size
             total += info.size
             min_one = False
     return out, total, errors
+
+
+def _downconvert(version: int, info: FetchDataInfo, fetch_offset: int) -> bytes:
+    """Fetch v0-1 read magic 0, v2-3 magic 1 (Kafka's ``FetchRequest`` down-conversion
+    magic): the batches are read into memory and rebuilt, no ``sendfile``."""
+    to_magic = MAGIC_V0 if version <= 1 else MAGIC_V1
+    return downconvert(info.read_bytes(), to_magic, fetch_offset)
 
 
 def _respond(

@@ -6,14 +6,24 @@ offset a consumer can read; Franz has no transactions, so the LSO equals it), -2
 largest timestamp), -4 EARLIEST_LOCAL (v8+, the log start offset: no tiered storage),
 -5 LATEST_TIERED (v9+, -1: nothing is tiered). Any other timestamp: the first offset whose
 timestamp is at or after it, among offsets below the high watermark; none gives -1/-1.
+
+v0 (librdkafka's ``broker.version.fallback`` < 0.10.1 and other pre-0.10.1 clients) answers
+the old way, with a list of offsets (Kafka's ``legacyFetchOffsetsBefore``): -1 gives the
+high watermark (then older segment base offsets, up to ``max_num_offsets``), -2 the log start
+offset, and a timestamp the base offsets of the segments last modified at or before it.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.errors import ErrorCode, error_code_for
+from franz.protocol.legacy_versions import (
+    LegacyListOffsetsRequest,
+    encode_list_offsets_v0_response,
+)
 from franz.storage.files import TopicPartition
 from franz.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
@@ -21,9 +31,12 @@ __all__ = ["handle"]
 
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
+CONSUMER_REPLICA_ID = -1
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    if ctx.api_version == 0:
+        return _handle_v0(ctx, request)
     replica_manager = ctx.broker.replica_manager
     topics = []
     for topic in request.topics:
@@ -82,3 +95,61 @@ def _error(index: int, code: ErrorCode) -> dict[str, Any]:
         "offset": -1,
         "leader_epoch": -1,
     }
+
+
+def _handle_v0(ctx: RequestContext, request: LegacyListOffsetsRequest) -> HandlerResult:
+    replica_manager = ctx.broker.replica_manager
+    from_consumer = request.replica_id == CONSUMER_REPLICA_ID
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            offsets: list[int] = []
+            try:
+                tp = TopicPartition(topic.name, p.partition_index)
+                partition = replica_manager.get_partition(tp)
+                offsets = _legacy_offsets_before(
+                    partition, p.timestamp, p.max_num_offsets, ctx.broker.clock.wall_ms()
+                )
+            except Exception as exc:
+                code = error_code_for(exc)
+            else:
+                code = ErrorCode.NONE
+                hw = partition.high_watermark
+                if from_consumer and any(offset > hw for offset in offsets):
+                    offsets = [hw, *(offset for offset in offsets if offset <= hw)]
+            partitions.append(
+                {
+                    "partition_index": p.partition_index,
+                    "error_code": code,
+                    "old_style_offsets": offsets,
+                }
+            )
+        topics.append({"name": topic.name, "partitions": partitions})
+    return RawBody([encode_list_offsets_v0_response(topics)])
+
+
+def _legacy_offsets_before(
+    partition: Any, timestamp: int, max_num_offsets: int, now: int
+) -> list[int]:
+    """Kafka's ``UnifiedLog.legacyFetchOffsetsBefore``: up to ``max_num_offsets`` segment
+    base offsets (and the log end offset), newest first, of the segments last modified at or
+    before ``timestamp`` (-1: from the newest, -2: the first only)."""
+    log = partition.log
+    segments = list(log.segments)
+    offset_times = [
+        (max(seg.base_offset, log.log_start_offset), os.fstat(seg.fd).st_mtime_ns // 1_000_000)
+        for seg in segments
+    ]
+    if segments and segments[-1].size > 0:
+        offset_times.append((log.log_end_offset, now))
+    if timestamp == LATEST_TIMESTAMP:
+        start = len(offset_times) - 1
+    elif timestamp == EARLIEST_TIMESTAMP:
+        start = 0
+    else:
+        start = len(offset_times) - 1
+        while start >= 0 and offset_times[start][1] > timestamp:
+            start -= 1
+    count = max(min(max_num_offsets, start + 1), 0)
+    return sorted((offset_times[start - j][0] for j in range(count)), reverse=True)

@@ -1,5 +1,11 @@
-"""OffsetCommit (8), v2-9: store a group's consumed positions (``GroupCoordinator.
+"""OffsetCommit (8), v0-9: store a group's consumed positions (``GroupCoordinator.
 commit_offsets``), written to ``__consumer_offsets`` before the answer.
+
+v0-1 (pre-0.9 clients; librdkafka's ``broker.version.fallback=0.8.2`` sends v1) are decoded by
+hand (``franz.protocol.legacy_versions``). Kafka 3.9 in ZooKeeper mode writes v0 commits to
+ZooKeeper; Franz has no such store and keeps them with the others (a standalone commit,
+which OffsetFetch v0 reads back). v1's per-partition ``commit_timestamp`` is ignored: the
+broker's retention applies.
 
 Generation -1 with member id "" is a standalone ("simple") commit, allowed when the group has
 no members. v2-4 ``retention_time_ms`` (-1: the broker's ``offsets.retention.minutes``) sets an

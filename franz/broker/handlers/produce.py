@@ -15,6 +15,9 @@ v7 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110; Kafka's ``ProduceRequest.validateRe
 acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
 alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
 as Kafka does, a failed acks=0 produce closes the connection so the client notices.
+Produce v0-2 (pre-0.11 clients) carry message sets of magic 0/1: each partition's set is
+validated (CRC-32 per message: CORRUPT_MESSAGE) and up-converted to one v2 batch before the
+append (``franz.protocol.records.legacy``), as Kafka 3.9 does; the log only sees v2.
 Transactional produce (a transactional id) is refused with INVALID_TXN_STATE: Franz has no
 transaction coordinator yet.
 """
@@ -24,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.topic_manager import validate_topic_name
 from franz.cluster.replica_manager import ReplicaManager
 from franz.errors import (
@@ -35,7 +38,10 @@ from franz.errors import (
     error_code_for,
 )
 from franz.network.connection import CloseConnection
+from franz.protocol.legacy_versions import encode_legacy_produce_response
+from franz.protocol.records.batch import MAGIC_V2
 from franz.protocol.records.compression import CompressionType
+from franz.protocol.records.legacy import record_set_magic, upconvert
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
@@ -46,6 +52,8 @@ log = logging.getLogger(__name__)
 ZSTD_MIN_VERSION = 7
 #: The low byte of a batch's ``attributes`` (``franz.protocol.records.batch``).
 _ATTRIBUTES_LOW = 22
+#: Produce v3 introduced record batches (magic 2); v0-2 carry message sets of magic 0/1.
+FIRST_BATCH_VERSION = 3
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -57,6 +65,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     transactional = request.transactional_id is not None
     zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
     failed = False
+    legacy = ctx.api_version < FIRST_BATCH_VERSION
     responses = []
     for topic_data in request.topic_data:
         name = topic_data.name
@@ -89,7 +98,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     _error(index, ErrorCode.CORRUPT_MESSAGE, "the record set is empty")
                 )
                 continue
-            if zstd_refused and _is_zstd(records):
+            # Message sets (v0-2) carry their codec elsewhere; up-conversion refuses zstd.
+            if zstd_refused and not legacy and _is_zstd(records):
                 failed = True
                 partition_responses.append(
                     _error(
@@ -102,6 +112,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 continue
             tp = TopicPartition(name, index)
             try:
+                if legacy:
+                    records = _upconvert(records)
                 info = replica_manager.append(tp, records)
             except (InvalidRecordError, InvalidTimestampError) as exc:
                 failed = True
@@ -131,7 +143,21 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         if failed:
             raise CloseConnection
         return None
-    return {"responses": responses, "throttle_time": 0}
+    body = {"responses": responses, "throttle_time": 0}
+    if legacy:
+        return RawBody([encode_legacy_produce_response(ctx.api_version, body)])
+    return body
+
+
+def _upconvert(records: memoryview) -> bytearray:
+    """Produce v0-2: a message set of magic 0/1 becomes one v2 batch (Kafka's
+    ``LogValidator`` up-conversion); a v2 batch there is INVALID_RECORD, as in Kafka."""
+    magic = record_set_magic(records)
+    if magic is not None and magic >= MAGIC_V2:
+        raise InvalidRecordError(
+            "Produce requests with version 0-2 may only carry message format v0 or v1"
+        )
+    return upconvert(records)
 
 
 def _is_zstd(records: memoryview | bytes) -> bool:

@@ -138,3 +138,18 @@ def test_accepts_and_is_flexible() -> None:
 def test_unknown_api_has_no_advertised_range() -> None:
     assert advertised_range(ApiKey.OFFSET_FOR_LEADER_EPOCH) is None
     assert advertised_range(9999) is None
+
+
+def test_legacy_versions_are_accepted_below_the_kio_floor() -> None:
+    support = ApiSupport(0, 3, 11, 9, legacy_from=0)
+    assert [v for v in range(14) if support.accepts(v)] == list(range(12))
+    assert [v for v in range(14) if support.is_legacy(v)] == [0, 1, 2]
+    assert not any(ApiSupport(0, 3, 11, 9).is_legacy(v) for v in range(14))
+
+
+def test_every_advertised_version_is_served_as_kafka_3_9_does() -> None:
+    # Pre-0.11 clients (api.version.request=false) use the old versions without asking.
+    for api_key, support in SUPPORTED_APIS.items():
+        assert all(support.accepts(v) for v in range(support.max_version + 1)), api_key
+        if support.min_accepted > 0:
+            assert support.legacy_from == 0, api_key

@@ -49,5 +49,13 @@ def test_matches_kio(
 
 
 def test_refuses_versions_it_does_not_encode() -> None:
-    with pytest.raises(ValueError, match="v1"):
-        encode_offset_commit_response(1, [])
+    for version in (-1, 10):
+        with pytest.raises(ValueError, match=f"v{version}"):
+            encode_offset_commit_response(version, [])
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_v0_and_v1_responses_are_v2s(version: int) -> None:
+    # OffsetCommitResponse.json: "Versions 1 and 2 are the same as version 0."
+    topics = [("orders", [(0, 0), (3, 22)]), ("", [])]
+    assert encode_offset_commit_response(version, topics, 7) == kio_bytes(2, topics, 7)
