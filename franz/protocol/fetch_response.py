@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from franz.errors import FranzError
@@ -59,6 +59,8 @@ _I32: Final = struct.Struct(">i")
 _I64: Final = struct.Struct(">q")
 _TOP_V7: Final = struct.Struct(">ihi")  # throttle, error, session
 _PARTITION: Final = struct.Struct(">ihqq")  # index, error, HW, LSO
+_PARTITION_V5: Final = struct.Struct(">ihqqq")  # + log start offset
+_EMPTY: Final = memoryview(b"")
 _ABORTED: Final = struct.Struct(">qq")
 _EPOCH_END: Final = struct.Struct(">iq")
 _LEADER: Final = struct.Struct(">ii")
@@ -89,7 +91,7 @@ class FetchPartitionData:
     aborted_transactions: list[AbortedTransaction] | None = None
     preferred_read_replica: int = -1
     #: The record batches as received: a view of the response frame, never decoded here.
-    records: memoryview = field(default_factory=lambda: memoryview(b""))
+    records: memoryview = _EMPTY
     #: KIP-320 divergence: (epoch, end_offset) when the leader says the follower diverged.
     diverging_epoch: tuple[int, int] | None = None
     #: KIP-951 current leader: (leader_id, leader_epoch) when the leader moved.
@@ -111,129 +113,179 @@ class FetchResponseData:
     responses: list[FetchTopicData]
 
 
-class _Reader:
-    __slots__ = ("buf", "pos")
+def _uvarint(buf: memoryview, pos: int) -> tuple[int, int]:
+    """(value, position after it); IndexError past the end."""
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 28:
+            raise FetchResponseDecodeError("unsigned varint longer than 5 bytes")
 
-    def __init__(self, buf: memoryview) -> None:
-        self.buf = buf
-        self.pos = 0
 
-    def need(self, size: int) -> int:
-        pos = self.pos
-        if pos + size > len(self.buf):
-            raise FetchResponseDecodeError(
-                f"truncated Fetch response: {size} bytes wanted at {pos} of {len(self.buf)}"
-            )
-        self.pos = pos + size
-        return pos
-
-    def uvarint(self) -> int:
-        value = shift = 0
-        buf = self.buf
-        while True:
-            byte = buf[self.need(1)]
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise FetchResponseDecodeError("unsigned varint longer than 5 bytes")
-
-    def length(self, flexible: bool) -> int:
-        """An array/bytes length: -1 for null."""
-        if flexible:
-            return self.uvarint() - 1
-        return int(_I32.unpack_from(self.buf, self.need(4))[0])
-
-    def string(self, flexible: bool) -> str:
-        size = self.uvarint() - 1 if flexible else _I16.unpack_from(self.buf, self.need(2))[0]
-        if size < 0:
-            return ""
-        start = self.need(size)
-        return bytes(self.buf[start : start + size]).decode("utf-8", errors="replace")
-
-    def skip_tags(self) -> None:
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self.need(self.uvarint())
+def _skip_tags(buf: memoryview, pos: int) -> int:
+    count, pos = _uvarint(buf, pos)
+    for _ in range(count):
+        _, pos = _uvarint(buf, pos)
+        size, pos = _uvarint(buf, pos)
+        pos += size
+    if pos > len(buf):
+        raise IndexError("tagged field past the end")
+    return pos
 
 
 def decode_fetch_response(version: int, body: bytes | bytearray | memoryview) -> FetchResponseData:
-    """Decode a Fetch response body (after the response header) at ``version`` (4-17)."""
+    """Decode a Fetch response body (after the response header) at ``version`` (4-17).
+
+    Written for few Python-level operations per partition (one ``struct`` call for the fixed
+    fields, one-byte varints read inline): a follower's responses carry few partitions with
+    large record sets, where this is about twice as fast as kio and copies nothing; with
+    hundreds of tiny partitions kio's native decoder is faster (bench/fetch_decode_bench.py).
+    """
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise FetchResponseDecodeError(f"Fetch v{version} is not decoded (v4-v17 are)")
-    view = memoryview(body)
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    reader = _Reader(view)
-    flexible = version >= FIRST_FLEXIBLE
+    buf = memoryview(body)
+    if buf.format != "B" or buf.ndim != 1:
+        buf = buf.cast("B")
     try:
-        if version >= 7:
-            throttle, error_code, session_id = _TOP_V7.unpack_from(view, reader.need(10))
-        else:
-            (throttle,) = _I32.unpack_from(view, reader.need(4))
-            error_code, session_id = 0, 0
-        topics: list[FetchTopicData] = []
-        for _ in range(max(reader.length(flexible), 0)):
-            topics.append(_topic(reader, version, flexible))
-        if flexible:
-            reader.skip_tags()
+        response, pos = _decode(version, buf)
     except (struct.error, IndexError) as exc:
-        raise FetchResponseDecodeError(f"truncated Fetch response: {exc}") from exc
-    if reader.pos != len(view):
+        raise FetchResponseDecodeError(f"truncated Fetch v{version} response: {exc}") from exc
+    if pos != len(buf):
         raise FetchResponseDecodeError(
-            f"{len(view) - reader.pos} unexpected bytes after a Fetch v{version} response"
+            f"{len(buf) - pos} unexpected bytes after a Fetch v{version} response"
         )
-    return FetchResponseData(throttle, error_code, session_id, topics)
+    return response
 
 
 _NO_TOPIC_ID: Final = uuid.UUID(int=0)
 
 
-def _topic(reader: _Reader, version: int, flexible: bool) -> FetchTopicData:
-    view = reader.buf
-    if version >= FIRST_TOPIC_ID:
-        start = reader.need(16)
-        name, topic_id = "", uuid.UUID(bytes=bytes(view[start : start + 16]))
+def _decode(version: int, buf: memoryview) -> tuple[FetchResponseData, int]:
+    flexible = version >= FIRST_FLEXIBLE
+    end = len(buf)
+    if version >= 7:
+        throttle, error_code, session_id = _TOP_V7.unpack_from(buf, 0)
+        pos = 10
     else:
-        name, topic_id = reader.string(flexible), _NO_TOPIC_ID
-    partitions: list[FetchPartitionData] = []
-    for _ in range(max(reader.length(flexible), 0)):
-        index, error, hw, lso = _PARTITION.unpack_from(view, reader.need(_PARTITION.size))
-        p = FetchPartitionData(index, error, hw, lso)
-        if version >= 5:
-            (p.log_start_offset,) = _I64.unpack_from(view, reader.need(8))
-        aborted = reader.length(flexible)
-        if aborted >= 0:
-            p.aborted_transactions = []
-            for _ in range(aborted):
-                pid, first = _ABORTED.unpack_from(view, reader.need(16))
-                p.aborted_transactions.append(AbortedTransaction(pid, first))
-                if flexible:
-                    reader.skip_tags()
-        if version >= 11:
-            (p.preferred_read_replica,) = _I32.unpack_from(view, reader.need(4))
-        size = reader.length(flexible)
-        if size > 0:
-            start = reader.need(size)
-            p.records = view[start : start + size]
-        if flexible:
-            _partition_tags(reader, p)
-        partitions.append(p)
+        (throttle,) = _I32.unpack_from(buf, 0)
+        error_code, session_id, pos = 0, 0, 4
+    topics: list[FetchTopicData] = []
+    response = FetchResponseData(throttle, error_code, session_id, topics)
     if flexible:
-        reader.skip_tags()
-    return FetchTopicData(name, topic_id, partitions)
+        count, pos = _uvarint(buf, pos)
+        count -= 1
+    else:
+        (count,) = _I32.unpack_from(buf, pos)
+        pos += 4
+    for _ in range(count):
+        if version >= FIRST_TOPIC_ID:
+            if pos + 16 > end:
+                raise IndexError("topic id past the end")
+            name, topic_id = "", uuid.UUID(bytes=bytes(buf[pos : pos + 16]))
+            pos += 16
+        else:
+            if flexible:
+                size, pos = _uvarint(buf, pos)
+                size -= 1
+            else:
+                (size,) = _I16.unpack_from(buf, pos)
+                pos += 2
+            if pos + max(size, 0) > end:
+                raise IndexError("topic name past the end")
+            name = bytes(buf[pos : pos + size]).decode("utf-8", "replace") if size > 0 else ""
+            pos += max(size, 0)
+            topic_id = _NO_TOPIC_ID
+        partitions: list[FetchPartitionData] = []
+        topics.append(FetchTopicData(name, topic_id, partitions))
+        if flexible:
+            n, pos = _uvarint(buf, pos)
+            n -= 1
+        else:
+            (n,) = _I32.unpack_from(buf, pos)
+            pos += 4
+        for _ in range(n):
+            pos = _partition(version, flexible, buf, pos, end, partitions)
+        if flexible:
+            pos = _skip_tags(buf, pos)
+    if flexible:
+        pos = _skip_tags(buf, pos)
+    return response, pos
 
 
-def _partition_tags(reader: _Reader, p: FetchPartitionData) -> None:
-    view = reader.buf
-    for _ in range(reader.uvarint()):
-        tag = reader.uvarint()
-        size = reader.uvarint()
-        start = reader.need(size)
+def _partition(
+    version: int,
+    flexible: bool,
+    buf: memoryview,
+    pos: int,
+    end: int,
+    out: list[FetchPartitionData],
+) -> int:
+    if version >= 5:
+        index, error, hw, lso, log_start = _PARTITION_V5.unpack_from(buf, pos)
+        pos += _PARTITION_V5.size
+    else:
+        index, error, hw, lso = _PARTITION.unpack_from(buf, pos)
+        log_start = -1
+        pos += _PARTITION.size
+    p = FetchPartitionData(index, error, hw, lso, log_start, None, -1, _EMPTY)
+    out.append(p)
+    if flexible:
+        aborted = buf[pos]
+        if aborted < 0x80:
+            pos += 1
+        else:
+            aborted, pos = _uvarint(buf, pos)
+        aborted -= 1
+    else:
+        (aborted,) = _I32.unpack_from(buf, pos)
+        pos += 4
+    if aborted >= 0:
+        transactions = p.aborted_transactions = []
+        for _ in range(aborted):
+            producer_id, first_offset = _ABORTED.unpack_from(buf, pos)
+            pos += 16
+            transactions.append(AbortedTransaction(producer_id, first_offset))
+            if flexible:
+                pos = _skip_tags(buf, pos)
+    if version >= 11:
+        (p.preferred_read_replica,) = _I32.unpack_from(buf, pos)
+        pos += 4
+    if flexible:
+        size, pos = _uvarint(buf, pos)
+        size -= 1
+    else:
+        (size,) = _I32.unpack_from(buf, pos)
+        pos += 4
+    if size > 0:
+        if pos + size > end:
+            raise IndexError(f"records of {size} bytes past the end")
+        p.records = buf[pos : pos + size]
+        pos += size
+    if flexible:
+        if buf[pos] == 0:
+            pos += 1
+        else:
+            pos = _partition_tags(buf, pos, p)
+    return pos
+
+
+def _partition_tags(buf: memoryview, pos: int, p: FetchPartitionData) -> int:
+    count, pos = _uvarint(buf, pos)
+    for _ in range(count):
+        tag, pos = _uvarint(buf, pos)
+        size, pos = _uvarint(buf, pos)
+        if pos + size > len(buf):
+            raise IndexError("tagged field past the end")
         if tag == 0 and size >= _EPOCH_END.size:
-            epoch, end_offset = _EPOCH_END.unpack_from(view, start)
+            epoch, end_offset = _EPOCH_END.unpack_from(buf, pos)
             p.diverging_epoch = (epoch, end_offset)
         elif tag == 1 and size >= _LEADER.size:
-            leader_id, leader_epoch = _LEADER.unpack_from(view, start)
+            leader_id, leader_epoch = _LEADER.unpack_from(buf, pos)
             p.current_leader = (leader_id, leader_epoch)
+        pos += size
+    return pos
