@@ -307,22 +307,22 @@ class KafkaClientConnection(asyncio.Protocol):
         expect_response: bool,
     ) -> asyncio.Future[ClientResponse] | None:
         self._check_open()
-        slot = expect_response
-        if slot:
+        if expect_response:
             await self._slots.acquire()
         try:
             if not self._writable.is_set():
                 await self._writable.wait()
             self._check_open()
+            transport = self._transport
+            assert transport is not None
+            correlation_id, frame = self._codec.encode_request(
+                api_key, api_version, body, expect_response=expect_response
+            )
         except BaseException:
-            if slot:
+            if expect_response:
                 self._slots.release()
             raise
-        transport = self._transport
-        assert transport is not None
-        correlation_id, frame = self._codec.encode_request(
-            api_key, api_version, body, expect_response=expect_response
-        )
+        # From here on nothing awaits or raises: the frame and its pending entry go together.
         transport.write(frame)
         if not expect_response:
             return None

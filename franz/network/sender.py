@@ -224,7 +224,11 @@ class BrokerSender:
                 self._connection = connection
                 self._failures = 0
             return await connection.send_raw(item.api_key, item.api_version, item.body)
-        except (ClientConnectionError, ClientProtocolError) as exc:
+        except Exception as exc:
+            # Anything but a connection or protocol failure is a bug, but the queue must not
+            # stall on it: Kafka's RequestSendThread also logs any Throwable and retries.
+            if not isinstance(exc, ClientConnectionError | ClientProtocolError):
+                log.exception("unexpected error sending to broker %d", self.broker_id)
             self.failed_attempts += 1
             delay = reconnect_backoff(
                 self._failures,

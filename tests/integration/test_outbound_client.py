@@ -105,10 +105,46 @@ def test_produce_then_fetch_returns_the_batches_as_produced(broker: BrokerProces
         for got, sent, base_offset in zip(batches, (first, second), (0, 2), strict=False):
             assert got[17:] == sent[17:]
             assert struct.unpack_from(">q", got)[0] == base_offset
+        # The version a Kafka 3.9 follower sends (v17, topics by id) returns the same bytes.
+        metadata = await conn.send(metadata_request(["opaque"]))
+        topic_id = metadata.topics[0].topic_id
+        version = conn.version_for(ApiKey.FETCH, 17)
+        by_id = await conn.fetch(fetch_by_id_request(version, topic_id))
+        (topic17,) = by_id.responses
+        assert (version, topic17.topic_id, topic17.name) == (17, topic_id, "")
+        assert bytes(topic17.partitions[0].records) == bytes(records)
         conn.close()
         await conn.wait_closed()
 
     run(test)
+
+
+def fetch_by_id_request(version: int, topic_id: Any) -> Any:
+    return build(
+        request_type(ApiKey.FETCH, version),
+        {
+            "replica_state": {"replica_id": -1, "replica_epoch": -1},
+            "max_wait": 0,
+            "min_bytes": 1,
+            "max_bytes": 1 << 20,
+            "session_epoch": -1,
+            "topics": [
+                {
+                    "topic_id": topic_id,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "current_leader_epoch": -1,
+                            "fetch_offset": 0,
+                            "last_fetched_epoch": -1,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+        },
+    )
 
 
 def test_sender_retries_across_a_killed_broker_restarted_on_a_new_port(tmp_path: Path) -> None:
