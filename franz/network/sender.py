@@ -19,8 +19,8 @@ caller's business (the channel's callback); a response is a success here.
 Each request gets an ``asyncio.Future`` resolved with its ``ClientResponse``; removing the
 broker (``close``) fails the queued ones with ``BrokerRemovedError``, and a caller that
 cancels its future withdraws the request (dropped when its turn comes; if it is being sent,
-it is not retried). ``address`` is a callable-free pair updated by ``update_address``: a
-broker that re-registers on another port (a restart) is reached there from the next attempt.
+it is not retried). ``update_address`` takes a broker's new endpoint (a restart that bound
+another port): the current connection is dropped and the next attempt goes there.
 
 ``OutboundChannel`` holds one sender per destination broker id (``addBroker``/
 ``removeBroker``/``sendRequest`` of ``ControllerChannelManager``).
