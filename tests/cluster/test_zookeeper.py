@@ -265,7 +265,9 @@ def test_unreachable_zookeeper_is_a_clear_error_after_the_timeout():
 
     async def main() -> None:
         started = time.monotonic()
-        with pytest.raises(ZooKeeperConnectionError, match="zookeeper.connection.timeout.ms=700"):
+        with pytest.raises(
+            ZooKeeperConnectionError, match=r"zookeeper\.connection\.timeout\.ms=700"
+        ):
             await ZooKeeperClient(config).start()
         assert 0.6 < time.monotonic() - started < 5
 
