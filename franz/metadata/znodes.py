@@ -80,6 +80,7 @@ __all__ = [
     "TopicZNode",
     "TopicsZNode",
     "ZNodeDecodeError",
+    "broker_info_from_properties",
     "jackson_bytes",
 ]
 
@@ -323,6 +324,41 @@ class BrokerInfo:
         return None
 
 
+#: Kafka's ``listener.security.protocol.map`` default.
+_DEFAULT_PROTOCOL_MAP = (
+    "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+)
+
+
+def broker_info_from_properties(props: Mapping[str, str], timestamp_ms: int) -> BrokerInfo:
+    """The registration a broker writes, from Kafka's keys: ``broker.id``,
+    ``advertised.listeners`` (default ``listeners``), ``listener.security.protocol.map``,
+    ``broker.rack``; ``inter.broker.listener.name`` (default PLAINTEXT) must name one of
+    the advertised listeners, as Kafka requires."""
+    raw = props.get("advertised.listeners") or props.get("listeners") or "PLAINTEXT://:9092"
+    endpoints = tuple(e.strip() for e in raw.split(",") if e.strip())
+    mapping = props.get("listener.security.protocol.map", _DEFAULT_PROTOCOL_MAP)
+    protocols = dict(pair.strip().split(":", 1) for pair in mapping.split(",") if pair.strip())
+    names = [e.partition("://")[0] for e in endpoints]
+    missing = [n for n in names if n not in protocols]
+    if missing:
+        raise ValueError(f"listener.security.protocol.map has no protocol for {missing}")
+    inter = props.get("inter.broker.listener.name", "PLAINTEXT")
+    if inter not in names:
+        raise ValueError(
+            f"inter.broker.listener.name must be a listener name defined in "
+            f"advertised.listeners. The valid options based on currently configured listeners "
+            f"are {','.join(names)}"
+        )
+    return BrokerInfo(
+        broker_id=int(props.get("broker.id", "0")),
+        endpoints=endpoints,
+        security_protocols={n: protocols[n] for n in names},
+        rack=props.get("broker.rack"),
+        timestamp_ms=timestamp_ms,
+    )
+
+
 class BrokerIdZNode:
     """``/brokers/ids/<id>`` (ephemeral, owned by the broker's session), version 5::
 
@@ -452,15 +488,16 @@ class TopicZNode:
 
     @staticmethod
     def encode(assignment: TopicAssignment) -> bytes:
-        def replica_map(m: Mapping[int, Sequence[int]]) -> dict[str, list[int]]:
-            plain = {str(p): list(r) for p, r in m.items() if r}
+        def replica_map(m: Mapping[int, Sequence[int]], all_: bool) -> dict[str, list[int]]:
+            # Kafka lists every partition, but adding/removing replicas only when non-empty.
+            plain = {str(p): list(r) for p, r in m.items() if all_ or r}
             return _ordered(plain, scala_mutable_order(list(plain)))
 
         body: dict[str, Any] = {
             "version": 3,
-            "partitions": replica_map(assignment.partitions),
-            "adding_replicas": replica_map(assignment.adding_replicas),
-            "removing_replicas": replica_map(assignment.removing_replicas),
+            "partitions": replica_map(assignment.partitions, True),
+            "adding_replicas": replica_map(assignment.adding_replicas, False),
+            "removing_replicas": replica_map(assignment.removing_replicas, False),
         }
         if assignment.topic_id is not None:
             body["topic_id"] = uuid_to_str(assignment.topic_id)
