@@ -16,6 +16,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
+
+pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
+
 from kazoo.client import KazooClient
 
 from franz.errors import TopicAlreadyExistsError
