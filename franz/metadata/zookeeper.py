@@ -227,6 +227,7 @@ class ZooKeeperClient:
         self._kazoo: KazooClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[StateListener] = []
+        #: kazoo's watch objects, kept alive for the session's life.
         self._watches: list[Any] = []
         self._closed = False
 
@@ -273,8 +274,6 @@ class ZooKeeperClient:
         client = self._kazoo
         if client is None:
             return
-        for watch in self._watches:
-            watch._stopped = True  # kazoo's documented way is returning False from the callback
         client.remove_listener(self._on_kazoo_state)
 
         def stop() -> None:
@@ -336,8 +335,9 @@ class ZooKeeperClient:
         children (kazoo re-arms the watch; quick changes coalesce into the latest list). The
         watch survives session expiry. ``path`` must exist."""
 
-        def on_children(children: list[str]) -> None:
+        def on_children(children: list[str]) -> bool:
             self._post(callback, sorted(children))
+            return not self._closed  # False ends kazoo's watch
 
         self._watches.append(ChildrenWatch(self._client, path, on_children))
 
@@ -345,8 +345,9 @@ class ZooKeeperClient:
         """``callback(data, stat)`` runs on the loop now and after every change of ``path``
         (``None, None`` while it does not exist)."""
 
-        def on_data(data: bytes | None, stat: Any) -> None:
+        def on_data(data: bytes | None, stat: Any) -> bool:
             self._post(callback, data, None if stat is None else _stat(stat))
+            return not self._closed  # False ends kazoo's watch
 
         self._watches.append(DataWatch(self._client, path, on_data))
 

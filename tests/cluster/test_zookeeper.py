@@ -37,8 +37,10 @@ from franz.metadata.zookeeper import (
     ZooKeeperClient,
     ZooKeeperConfig,
     ZooKeeperConnectionError,
+    ZooKeeperError,
 )
 from franz.protocol.kafka_uuid import uuid_to_str
+from tests.support.zookeeper import ZooKeeperEnsemble, server_mode
 
 SESSION_MS = 2000
 
@@ -345,3 +347,44 @@ def test_metadata_store_writes_kafkas_znodes(zk_connect, raw):
             await client.zk.close()
 
     run(main())
+
+
+def test_config_reads_kafkas_keys_and_the_chroot():
+    config = ZooKeeperConfig.from_properties(
+        {"zookeeper.connect": "a:2181,b:2181/kafka/prod/", "zookeeper.session.timeout.ms": "6000"}
+    )
+    assert (config.hosts, config.chroot) == ("a:2181,b:2181", "/kafka/prod")
+    assert config.effective_connection_timeout_ms == 6000  # Kafka's fallback
+    assert ZooKeeperConfig("h:1").chroot == ""
+
+
+def test_the_session_survives_the_ensemble_leaders_death(tmp_path, zookeeper_server):
+    ensemble = ZooKeeperEnsemble(tmp_path, 3).start()
+    try:
+        ensemble.wait_ready(60)
+
+        async def main() -> None:
+            client = await connect(ensemble.connect_string + "/franz")
+            states: list[SessionState] = []
+            client.zk.add_state_listener(states.append)
+            try:
+                await client.register_broker(broker_info(0))
+                session = client.zk.session_id
+                leader = next(m for m in ensemble.members if server_mode(m.port) == "leader")
+                leader.stop(kill=True)
+
+                async def registered() -> bool:
+                    try:  # a request in flight to the dead leader fails with ConnectionLoss
+                        return set(await client.get_all_brokers()) == {0}
+                    except ZooKeeperError:
+                        return False
+
+                await eventually(registered, 10.0)
+                assert client.zk.session_id == session
+                assert SessionState.EXPIRED not in states
+            finally:
+                await client.zk.close()
+
+        run(main())
+    finally:
+        ensemble.stop()
