@@ -21,11 +21,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from typing import Final
+import uuid
+from typing import TYPE_CHECKING, Final
 
 from franz.errors import UnknownTopicOrPartitionError
 from franz.metadata.kafka_zk_client import KafkaZkClient
-from franz.metadata.store import TopicRecord
+from franz.metadata.store import AsyncMetadataStore, TopicRecord
 from franz.metadata.znodes import (
     ProducerIdBlock,
     ProducerIdBlockZNode,
@@ -40,6 +41,7 @@ __all__ = ["ZooKeeperMetadataStore"]
 
 log = logging.getLogger(__name__)
 
+#: Bound on read-modify-write retries lost to other brokers' conditional writes.
 _MAX_PRODUCER_ID_ATTEMPTS: Final = 100
 
 
@@ -61,10 +63,10 @@ class ZooKeeperMetadataStore:
             except ZNodeDecodeError as exc:
                 log.error("topic %s: ignoring its configs: %s", name, exc)
                 configs = {}
+            topic_id = assignment.topic_id or await self._assign_topic_id(name)
             out[name] = TopicRecord(
                 name=name,
-                # A pre-2.8 topic has no id; Kafka's controller then assigns one.
-                topic_id=assignment.topic_id or random_uuid(),
+                topic_id=topic_id,
                 assignment={p: list(r) for p, r in sorted(assignment.partitions.items())},
                 configs=configs,
             )
@@ -120,6 +122,27 @@ class ZooKeeperMetadataStore:
             return first
         raise RuntimeError(f"could not claim a producer id block at {path}")
 
+    async def _assign_topic_id(self, name: str) -> uuid.UUID:
+        """A topic created before Kafka 2.8 has no id: write one (conditionally, so all
+        brokers agree on whichever write landed first), as Kafka's controller does."""
+        for _ in range(_MAX_PRODUCER_ID_ATTEMPTS):
+            data, stat = await self.client.zk.get(TopicZNode.path(name))
+            current = TopicZNode.decode(name, data)
+            if current.topic_id is not None:
+                return current.topic_id
+            with_id = dataclasses.replace(current, topic_id=random_uuid())
+            try:
+                await self.client.set_topic_assignment(name, with_id, stat.version)
+            except BadVersionError:
+                continue
+            assert with_id.topic_id is not None
+            return with_id.topic_id
+        raise RuntimeError(f"could not assign a topic id to {name}")
+
     async def _require(self, name: str) -> None:
         if await self.client.zk.exists(TopicZNode.path(name)) is None:
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+
+
+if TYPE_CHECKING:
+    _conforms: type[AsyncMetadataStore] = ZooKeeperMetadataStore

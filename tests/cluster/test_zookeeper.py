@@ -30,7 +30,7 @@ from franz.metadata.kafka_zk_client import (
 from franz.metadata.store import TopicRecord
 from franz.metadata.zk_session import ZkBrokerSession
 from franz.metadata.zk_store import ZooKeeperMetadataStore
-from franz.metadata.znodes import BrokerInfo, PartitionState, TopicAssignment
+from franz.metadata.znodes import BrokerInfo, PartitionState, TopicAssignment, TopicZNode
 from franz.metadata.zookeeper import (
     SessionState,
     SetDataOp,
@@ -342,7 +342,12 @@ def test_metadata_store_writes_kafkas_znodes(zk_connect, raw):
             assert raw.get("/cluster/id")[0] == b'{"version":"1","id":"abc"}'
             assignment = await client.get_topic_assignments(["missing"])
             assert assignment == {}
-            assert TopicAssignment(None, {}) is not None
+            raw.create("/brokers/topics/old", b'{"version":1,"partitions":{"0":[0]}}')
+            first = (await store.topics())["old"].topic_id
+            assert (await store.topics())["old"].topic_id == first
+            assert TopicZNode.decode("old", raw.get("/brokers/topics/old")[0]) == TopicAssignment(
+                first, {0: [0]}
+            )
         finally:
             await client.zk.close()
 
