@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages: kcat (librdkafka's CLI client, a real peer in the tests), Java for PySpark,
-# and the benchmark suite's references (Redis Streams, NATS JetStream).
-APT_PACKAGES=(kcat redis-server redis-tools nats-server)
+# the benchmark suite's references (Redis Streams, NATS JetStream), and ZooKeeper's jars for
+# cluster mode's tests (libzookeeper-java: the server without the desktop JRE the zookeeper
+# package pulls in; tests/support/zookeeper.py runs it).
+APT_PACKAGES=(kcat redis-server redis-tools nats-server libzookeeper-java)
 command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

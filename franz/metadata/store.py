@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-__all__ = ["DEFAULT_BROKER_ENTITY", "MetadataStore", "TopicRecord"]
+__all__ = ["DEFAULT_BROKER_ENTITY", "AsyncMetadataStore", "MetadataStore", "TopicRecord"]
 
 #: The entity name of the cluster-wide dynamic broker defaults (Kafka's
 #: ``ZooKeeperInternals.DEFAULT_STRING``: the znode ``/config/brokers/<default>``); one
@@ -58,3 +58,27 @@ class MetadataStore(Protocol):
     def allocate_producer_ids(self, count: int) -> int:
         """Reserve ``count`` producer ids; return the first (Kafka's producer id blocks)."""
         ...
+
+
+class AsyncMetadataStore(Protocol):
+    """``MetadataStore``'s asynchronous flavour, for stores whose writes are network round
+    trips (ZooKeeper): the same operations and meanings, each a coroutine, so nothing blocks
+    the broker's event loop. Every mutation is durable when the awaited call returns."""
+
+    async def load(self) -> None: ...
+
+    async def topics(self) -> dict[str, TopicRecord]: ...
+
+    async def create_topic(self, record: TopicRecord) -> None: ...
+
+    async def delete_topic(self, name: str) -> None: ...
+
+    async def add_partitions(self, name: str, assignment: dict[int, list[int]]) -> None: ...
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
+
+    async def broker_configs(self, entity: str) -> dict[str, str]: ...
+
+    async def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None: ...
+
+    async def allocate_producer_ids(self, count: int) -> int: ...
