@@ -26,7 +26,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["SUPPORTED_APIS", "ApiKey", "ApiSupport", "advertised_range"]
+__all__ = ["INTER_BROKER_APIS", "SUPPORTED_APIS", "ApiKey", "ApiSupport", "advertised_range"]
 
 
 class ApiKey(enum.IntEnum):
@@ -123,6 +123,19 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.DELETE_GROUPS: ApiSupport(0, 0, 2, 2),
     ApiKey.OFFSET_DELETE: ApiSupport(0, 0, 0, -1),
     ApiKey.ELECT_LEADERS: ApiSupport(0, 0, 2, 2),
+}
+
+
+#: Kafka 3.9's ZooKeeper-era inter-broker APIs (removed in Kafka 4, so absent from kio):
+#: decoded and encoded by ``franz.protocol.inter_broker``, but neither served nor advertised
+#: until the broker handles them, hence kept out of ``SUPPORTED_APIS``. Every version is
+#: accepted: the controller of a Kafka 3.9 cluster at an older ``inter.broker.protocol.version``
+#: sends older versions.
+INTER_BROKER_APIS: Final[dict[ApiKey, ApiSupport]] = {
+    ApiKey.LEADER_AND_ISR: ApiSupport(0, 0, 7, 4),
+    ApiKey.STOP_REPLICA: ApiSupport(0, 0, 4, 2),
+    ApiKey.UPDATE_METADATA: ApiSupport(0, 0, 8, 6),
+    ApiKey.CONTROLLED_SHUTDOWN: ApiSupport(0, 0, 3, 3),
 }
 
 

@@ -11,7 +11,8 @@ Wire format (big-endian)::
 A request uses header v2 exactly when its API version is flexible; its response uses header
 v1 then, **except ApiVersions**, whose response always uses header v0 so that a client which
 does not yet know the broker's versions can read it (KIP-511). Request header v0 (no client
-id) only exists for ControlledShutdown v0, which Franz does not serve.
+id) only exists for ControlledShutdown v0 (Kafka's ``ApiKeys.requestHeaderVersion``); it is
+parsed as such, with ``client_id`` ``None``.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from franz.errors import InvalidRequestError
-from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.api_keys import INTER_BROKER_APIS, SUPPORTED_APIS, ApiKey
 
 __all__ = [
     "RequestHeader",
+    "encode_request_header",
     "encode_response_header",
     "parse_request_header",
     "response_header_version",
@@ -32,6 +34,7 @@ __all__ = [
 ]
 
 _FIXED: Final = struct.Struct(">hhih")
+_FIXED_V0: Final = struct.Struct(">hhi")
 _INT32: Final = struct.Struct(">i")
 _EMPTY_TAGS: Final = b"\x00"
 
@@ -82,8 +85,12 @@ def parse_request_header(payload: bytes | bytearray | memoryview) -> RequestHead
     closes the connection (Kafka's ``InvalidRequestException`` while parsing a header).
     """
     if len(payload) < _FIXED.size:
+        if len(payload) >= _FIXED_V0.size and _is_header_v0(*_FIXED_V0.unpack_from(payload, 0)):
+            return _header_v0(payload)
         raise InvalidRequestError(f"request of {len(payload)} bytes is too short for a header")
     api_key, api_version, correlation_id, client_id_len = _FIXED.unpack_from(payload, 0)
+    if _is_header_v0(api_key, api_version):
+        return _header_v0(payload)
     offset = _FIXED.size
     client_id: str | None = None
     if client_id_len >= 0:
@@ -100,8 +107,19 @@ def parse_request_header(payload: bytes | bytearray | memoryview) -> RequestHead
     return RequestHeader(api_key, api_version, correlation_id, client_id, offset, flexible)
 
 
+def _is_header_v0(api_key: int, api_version: int, *_: int) -> bool:
+    return api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0
+
+
+def _header_v0(payload: bytes | bytearray | memoryview) -> RequestHeader:
+    api_key, api_version, correlation_id = _FIXED_V0.unpack_from(payload, 0)
+    return RequestHeader(api_key, api_version, correlation_id, None, _FIXED_V0.size, False)
+
+
 def _request_is_flexible(api_key: int, api_version: int) -> bool:
     support = SUPPORTED_APIS.get(api_key)  # type: ignore[call-overload]
+    if support is None:
+        support = INTER_BROKER_APIS.get(api_key)  # type: ignore[call-overload]
     if support is None:
         return False
     # An ApiVersions request newer than Franz knows is parsed with the newest header (v2),
@@ -113,6 +131,20 @@ def response_header_version(api_key: int, api_version: int) -> int:
     if api_key == ApiKey.API_VERSIONS:
         return 0
     return 1 if _request_is_flexible(api_key, api_version) else 0
+
+
+def encode_request_header(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None
+) -> bytes:
+    """The request header for ``api_key`` at ``api_version`` (v0, v1 or v2, see above)."""
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
+        return _FIXED_V0.pack(api_key, api_version, correlation_id)
+    if client_id is None:
+        head = _FIXED.pack(api_key, api_version, correlation_id, -1)
+    else:
+        raw = client_id.encode()
+        head = _FIXED.pack(api_key, api_version, correlation_id, len(raw)) + raw
+    return head + _EMPTY_TAGS if _request_is_flexible(api_key, api_version) else head
 
 
 def encode_response_header(correlation_id: int, version: int) -> bytes:

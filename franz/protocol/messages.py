@@ -13,6 +13,12 @@ have, and converts Franz's plain values to kio's (``int`` error codes to kio's `
 milliseconds to ``timedelta``, epoch milliseconds to aware ``datetime``). So a handler written
 against the newest version also answers the oldest.
 
+The ZooKeeper-era inter-broker APIs (LeaderAndIsr, StopReplica, UpdateMetadata,
+ControlledShutdown), which kio lacks, come from ``franz.protocol.inter_broker`` in kio's
+style; ``request_type`` / ``response_type`` look there first, and kio's codec does the rest.
+The outbound side (a controller or a replica fetcher talking to a broker) uses
+``encode_request`` and ``decode_response``.
+
 Hot paths that kio would slow down are hand-written elsewhere (``franz.protocol.fetch``: Fetch
 responses carrying ``sendfile`` regions), with the reason in their docstrings.
 """
@@ -23,6 +29,7 @@ import dataclasses
 import datetime
 import functools
 import io
+import struct
 import types
 import typing
 import uuid
@@ -36,11 +43,19 @@ from kio.static.primitive import TZAware, i32Timedelta, i64Timedelta
 
 from franz.errors import InvalidRequestError
 from franz.protocol.guard import check_request_lengths
+from franz.protocol.headers import (
+    encode_request_header,
+    response_header_version,
+    skip_tagged_fields,
+)
+from franz.protocol.inter_broker import request_class, response_class
 
 __all__ = [
     "build",
     "build_response",
     "decode_request",
+    "decode_response",
+    "encode_request",
     "encode_response",
     "request_type",
     "response_type",
@@ -54,12 +69,12 @@ Converter = Callable[[Any], Any]
 
 @functools.cache
 def request_type(api_key: int, version: int) -> type[Any]:
-    return load_request_schema(api_key, version)
+    return request_class(api_key, version) or load_request_schema(api_key, version)
 
 
 @functools.cache
 def response_type(api_key: int, version: int) -> type[Any]:
-    return load_response_schema(api_key, version)
+    return response_class(api_key, version) or load_response_schema(api_key, version)
 
 
 @functools.cache
@@ -95,6 +110,49 @@ def encode_response(response: Any) -> bytes:
     cls: Any = type(response)
     _writer(cls)(buffer, response)
     return buffer.getvalue()
+
+
+def encode_request(request: Any, correlation_id: int, client_id: str | None) -> bytes:
+    """A request frame's payload (header and body, no size prefix) for a kio-style entity."""
+    cls: Any = type(request)
+    api_key, version = int(cls.__api_key__), int(cls.__version__)
+    buffer = io.BytesIO()
+    buffer.write(encode_request_header(api_key, version, correlation_id, client_id))
+    _writer(cls)(buffer, request)
+    return buffer.getvalue()
+
+
+_CORRELATION_ID: Final = struct.Struct(">i")
+
+
+def decode_response(
+    api_key: int, version: int, payload: bytes | bytearray | memoryview
+) -> tuple[int, Any]:
+    """(correlation id, response) from a response frame's payload (header and body).
+
+    ``InvalidRequestError`` if the bytes do not parse or leave bytes over: the peer is broken
+    and its connection should be closed.
+    """
+    cls: Any = response_type(api_key, version)
+    view = memoryview(payload).toreadonly()
+    if len(view) < _CORRELATION_ID.size:
+        raise InvalidRequestError(f"response of {len(view)} bytes has no header")
+    (correlation_id,) = _CORRELATION_ID.unpack_from(view, 0)
+    offset = _CORRELATION_ID.size
+    try:
+        if response_header_version(api_key, version) >= 1:
+            offset = skip_tagged_fields(view, offset)
+        check_request_lengths(cls, view, offset)
+        response, size = _reader(cls)(view, offset)
+    except Exception as exc:  # kio raises several types for malformed input
+        raise InvalidRequestError(
+            f"could not parse a {cls.__name__} v{version}: {exc}"
+        ) from exc
+    if offset + size != len(view):
+        raise InvalidRequestError(
+            f"{len(view) - offset - size} bytes left over after a {cls.__name__} v{version}"
+        )
+    return correlation_id, response
 
 
 def build_response(api_key: int, version: int, data: Mapping[str, Any]) -> Any:

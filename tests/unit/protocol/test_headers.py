@@ -22,9 +22,10 @@ from kio.serial import entity_writer
 from kio.static.primitive import i16, i32
 
 from franz.errors import InvalidRequestError
-from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.api_keys import INTER_BROKER_APIS, SUPPORTED_APIS, ApiKey
 from franz.protocol.headers import (
     RequestHeader,
+    encode_request_header,
     encode_response_header,
     parse_request_header,
     read_uvarint,
@@ -313,3 +314,51 @@ def test_encode_response_header_matches_kio(correlation_id: int) -> None:
     assert encode_response_header(correlation_id, 1) == v1
     assert len(v0) == 4
     assert v1 == v0 + b"\x00"
+
+
+# -- inter-broker APIs (known, not advertised) ---------------------------------------------------
+
+INTER_BROKER_VERSIONS = [
+    (key, version)
+    for key, support in INTER_BROKER_APIS.items()
+    for version in range(support.max_version + 1)
+    if (key, version) != (ApiKey.CONTROLLED_SHUTDOWN, 0)
+]
+
+
+@pytest.mark.parametrize(("api_key", "version"), INTER_BROKER_VERSIONS)
+def test_inter_broker_header_versions_follow_their_classes(api_key: int, version: int) -> None:
+    flexible = bool(request_type(api_key, version).__flexible__)
+    raw = kio_request_header(api_key, version, 42, "controller", flexible=flexible)
+    assert encode_request_header(api_key, version, 42, "controller") == raw
+    header = parse_request_header(raw + b"\x01")
+    assert (header.size, header.flexible) == (len(raw), flexible)
+    assert response_header_version(api_key, version) == (1 if flexible else 0)
+
+
+@FAST
+@given(correlation_id=INT32, client_id=CLIENT_IDS)
+def test_encode_request_header_matches_kio(correlation_id: int, client_id: str | None) -> None:
+    for key, version, flexible in ((3, 12, True), (3, 5, False), (4, 7, True), (6, 5, False)):
+        expected = kio_request_header(key, version, correlation_id, client_id, flexible=flexible)
+        assert encode_request_header(key, version, correlation_id, client_id) == expected
+
+
+def test_inter_broker_flexible_header_skips_tagged_fields() -> None:
+    raw = kio_request_header(4, 7, 1, "c", flexible=True)[:-1] + tagged_fields([(0, b"abc")])
+    assert parse_request_header(raw + b"\x00\x00\x00\x01").size == len(raw)
+
+
+def test_controlled_shutdown_v0_has_request_header_v0() -> None:
+    # Kafka's ApiKeys.requestHeaderVersion: ControlledShutdown v0 has no client id.
+    raw = bytes.fromhex("0007000000000005")
+    assert encode_request_header(7, 0, 5, "ignored") == raw
+    header = parse_request_header(raw + bytes.fromhex("00000001"))
+    assert header == RequestHeader(7, 0, 5, None, 8, False)
+    assert parse_request_header(raw).size == 8
+    for cut in range(len(raw)):
+        with pytest.raises(InvalidRequestError):
+            parse_request_header(raw[:cut])
+    assert response_header_version(7, 0) == 0
+    # v1 has the standard header v1.
+    assert parse_request_header(bytes.fromhex("0007000100000005ffff00000001")).size == 10

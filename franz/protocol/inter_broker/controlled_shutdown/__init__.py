@@ -1,0 +1,1 @@
+"""ControlledShutdown (API key 7)."""

@@ -1,0 +1,1 @@
+"""LeaderAndIsr (API key 4)."""

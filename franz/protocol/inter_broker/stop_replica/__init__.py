@@ -1,0 +1,1 @@
+"""StopReplica (API key 5)."""

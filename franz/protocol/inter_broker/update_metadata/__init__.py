@@ -1,0 +1,1 @@
+"""UpdateMetadata (API key 6)."""
