@@ -22,7 +22,8 @@ Rules this file keeps (Kafka's ``NetworkClient`` / ``InFlightRequests`` are the 
 * **Header versions** come from the same rule as the broker's: header v2/v1 exactly for
   flexible versions, and a v0 response header for ApiVersions whatever its version
   (KIP-511). Flexibility is ``SUPPORTED_APIS`` for the APIs Franz serves, and
-  ``INTER_BROKER_FIRST_FLEXIBLE`` for the controller's APIs it only sends.
+  ``INTER_BROKER_APIS`` for the controller's APIs it only sends: ``franz.protocol.headers``
+  owns both rules, for the inbound and the outbound side.
 * **No response** for Produce with acks=0: such a request takes no place in flight.
 * **Bodies** are bytes: kio entities are encoded with ``encode_body``; APIs kio lacks
   (LeaderAndIsr, UpdateMetadata and StopReplica were removed in Kafka 4.0, whose schemas kio
@@ -38,20 +39,26 @@ import collections
 import functools
 import io
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from kio.serial import entity_reader, entity_writer
 
 from franz.errors import FranzError
-from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.api_keys import ApiKey
 from franz.protocol.framing import FrameDecoder
-from franz.protocol.headers import skip_tagged_fields
+from franz.protocol.headers import (
+    encode_request_header,
+    response_header_version,
+    skip_tagged_fields,
+)
+from franz.protocol.headers import (
+    request_is_flexible as is_flexible,
+)
 from franz.protocol.messages import response_type
 
 __all__ = [
-    "INTER_BROKER_FIRST_FLEXIBLE",
     "ClientCodec",
     "ClientResponse",
     "CorrelationIdMismatchError",
@@ -66,20 +73,8 @@ __all__ = [
     "response_header_version",
 ]
 
-_HEADER: Final = struct.Struct(">hhih")
 _INT32: Final = struct.Struct(">i")
 _MAX_CORRELATION_ID: Final = 2**31 - 1
-
-#: First flexible version of the APIs Franz sends but does not serve, as Kafka 3.9's schemas
-#: declare them (``LeaderAndIsrRequest.json`` "flexibleVersions": "4+", ...).
-INTER_BROKER_FIRST_FLEXIBLE: Final[Mapping[int, int]] = {
-    ApiKey.LEADER_AND_ISR: 4,
-    ApiKey.STOP_REPLICA: 2,
-    ApiKey.UPDATE_METADATA: 6,
-    ApiKey.CONTROLLED_SHUTDOWN: 3,
-    ApiKey.OFFSET_FOR_LEADER_EPOCH: 4,
-}
-
 
 class ClientProtocolError(FranzError):
     """The peer broke the protocol; the connection must be closed."""
@@ -97,34 +92,11 @@ class ResponseDecodeError(ClientProtocolError):
     """A response header or body does not parse."""
 
 
-def is_flexible(api_key: int, api_version: int) -> bool:
-    support = SUPPORTED_APIS.get(api_key)  # type: ignore[call-overload]
-    if support is not None:
-        return bool(support.is_flexible(api_version))
-    first = INTER_BROKER_FIRST_FLEXIBLE.get(api_key, -1)
-    return 0 <= first <= api_version
-
-
 def request_header_version(api_key: int, api_version: int) -> int:
-    return 2 if is_flexible(api_key, api_version) else 1
-
-
-def response_header_version(api_key: int, api_version: int) -> int:
-    if api_key == ApiKey.API_VERSIONS:
+    """v2 when flexible, else v1; v0 (no client id) for ControlledShutdown v0 only."""
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
         return 0
-    return 1 if is_flexible(api_key, api_version) else 0
-
-
-def encode_request_header(
-    api_key: int, api_version: int, correlation_id: int, client_id: str | None
-) -> bytes:
-    """Request header v1, or v2 (one empty tagged-field section more) when flexible."""
-    if client_id is None:
-        header = _HEADER.pack(api_key, api_version, correlation_id, -1)
-    else:
-        raw = client_id.encode()
-        header = _HEADER.pack(api_key, api_version, correlation_id, len(raw)) + raw
-    return header + b"\x00" if is_flexible(api_key, api_version) else header
+    return 2 if is_flexible(api_key, api_version) else 1
 
 
 def negotiate_version(

@@ -29,6 +29,7 @@ __all__ = [
     "encode_request_header",
     "encode_response_header",
     "parse_request_header",
+    "request_is_flexible",
     "response_header_version",
     "skip_tagged_fields",
 ]
@@ -101,7 +102,7 @@ def parse_request_header(payload: bytes | bytearray | memoryview) -> RequestHead
         offset = end
     elif client_id_len != -1:
         raise InvalidRequestError(f"invalid client id length {client_id_len}")
-    flexible = _request_is_flexible(api_key, api_version)
+    flexible = request_is_flexible(api_key, api_version)
     if flexible:
         offset = skip_tagged_fields(payload, offset)
     return RequestHeader(api_key, api_version, correlation_id, client_id, offset, flexible)
@@ -116,7 +117,7 @@ def _header_v0(payload: bytes | bytearray | memoryview) -> RequestHeader:
     return RequestHeader(api_key, api_version, correlation_id, None, _FIXED_V0.size, False)
 
 
-def _request_is_flexible(api_key: int, api_version: int) -> bool:
+def request_is_flexible(api_key: int, api_version: int) -> bool:
     support = SUPPORTED_APIS.get(api_key)  # type: ignore[call-overload]
     if support is None:
         support = INTER_BROKER_APIS.get(api_key)  # type: ignore[call-overload]
@@ -130,7 +131,7 @@ def _request_is_flexible(api_key: int, api_version: int) -> bool:
 def response_header_version(api_key: int, api_version: int) -> int:
     if api_key == ApiKey.API_VERSIONS:
         return 0
-    return 1 if _request_is_flexible(api_key, api_version) else 0
+    return 1 if request_is_flexible(api_key, api_version) else 0
 
 
 def encode_request_header(
@@ -144,7 +145,7 @@ def encode_request_header(
     else:
         raw = client_id.encode()
         head = _FIXED.pack(api_key, api_version, correlation_id, len(raw)) + raw
-    return head + _EMPTY_TAGS if _request_is_flexible(api_key, api_version) else head
+    return head + _EMPTY_TAGS if request_is_flexible(api_key, api_version) else head
 
 
 def encode_response_header(correlation_id: int, version: int) -> bytes:
