@@ -26,6 +26,7 @@ from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.znodes import (
     BrokerIdZNode,
     ControllerEpochZNode,
+    IsrChangeNotificationSequenceZNode,
     PartitionState,
     TopicAssignment,
     TopicPartitionStateZNode,
@@ -384,5 +385,73 @@ def test_a_controller_whose_epoch_moved_is_fenced_and_resigns(zk_connect: str) -
             assert await c.zk.zk.exists(TopicPartitionStateZNode.path("late", 0)) is None
             await asyncio.sleep(0.2)
             assert not c.peers[1].leader_and_isr_states("late")
+
+    run(main())
+
+
+def test_partitions_added_to_a_topic_and_isr_change_notifications(zk_connect: str) -> None:
+    async def main() -> None:
+        async with Cluster(zk_connect) as c:
+            ctl = await c.broker(0, controller=True)
+            for b in (1, 2):
+                await c.broker(b)
+            await eventually(lambda: _active(ctl))
+            assert ctl.controller is not None
+            await eventually(
+                lambda: ctl.controller is not None and len(ctl.controller.ctx.live_brokers) == 3
+            )
+            topic_id = await c.create_topic("grow", {0: [1, 2]})
+
+            async def has_state(p: int) -> bool:
+                return await c.state_json("grow", p) is not None
+
+            await eventually(lambda: has_state(0))
+            # CreatePartitions in ZooKeeper mode rewrites the topic znode.
+            await c.zk.set_topic_assignment(
+                "grow", TopicAssignment(topic_id, {0: [1, 2], 1: [2, 1]})
+            )
+            await eventually(lambda: has_state(1))
+            assert await c.state_json("grow", 1) == {
+                "controller_epoch": ctl.controller.ctx.epoch,
+                "leader": 2,
+                "version": 1,
+                "leader_epoch": 0,
+                "isr": [2, 1],
+            }
+            await eventually(
+                lambda: any(
+                    p.partition_index == 1 and p.is_new
+                    for _, p in c.peers[1].leader_and_isr_states("grow")
+                )
+            )
+            # A leader shrank the ISR itself and left a notification (pre-AlterPartition).
+            state = await c.zk.zk.get(TopicPartitionStateZNode.path("grow", 0))
+            await c.zk.zk.set(
+                TopicPartitionStateZNode.path("grow", 0),
+                TopicPartitionStateZNode.encode(PartitionState(1, 0, (1,), 1)),
+                state[1].version,
+            )
+            before = len(c.peers[2].received)
+            await c.zk.zk.create(
+                IsrChangeNotificationSequenceZNode.create_path,
+                IsrChangeNotificationSequenceZNode.encode([("grow", 0)]),
+                sequence=True,
+            )
+
+            def told() -> bool:
+                return any(
+                    p.partition_index == 0 and p.isr == (1,)
+                    for r in c.peers[2].received[before:]
+                    if isinstance(r.request, UpdateMetadataRequest)
+                    for t in r.request.topic_states
+                    for p in t.partition_states
+                )
+
+            await eventually(told)
+
+            async def consumed() -> bool:
+                return not await c.zk.zk.get_children("/isr_change_notification")
+
+            await eventually(consumed)
 
     run(main())

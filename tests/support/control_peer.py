@@ -118,8 +118,13 @@ class ControlPeer:
             timestamp_ms=int(time.time() * 1000),
         )
 
-    async def start(self) -> ControlPeer:
+    async def serve(self) -> ControlPeer:
+        """Only the TCP server (no ZooKeeper): for channel tests."""
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def start(self) -> ControlPeer:
+        await self.serve()
         zk = ZooKeeperClient(ZooKeeperConfig(self.zk_connect, session_timeout_ms=SESSION_MS))
         await zk.start()
         self.zk = KafkaZkClient(zk)

@@ -26,10 +26,11 @@ into the batch; then the batch is sent through the channel. One batch per state-
 as Kafka's ``handleStateChanges`` does.
 
 Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``TopicChange`` (new
-partitions), ``TopicDeletion`` and its StopReplica answers (``deletion.py``),
-``IsrChangeNotification``, ``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the
-replica offline), ``UpdateMetadataResponseReceived`` (logged). The other events of
-``franz.controller.events`` are logged as not handled yet.
+topics), ``PartitionModifications`` (partitions added to a topic), ``TopicDeletion`` and its
+StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
+``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica offline),
+``UpdateMetadataResponseReceived`` (logged). The other events of ``franz.controller.events``
+are logged as not handled yet.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from franz.controller.events import (
     ControllerEvent,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
+    PartitionModifications,
     TopicChange,
     TopicDeletion,
     TopicDeletionStopReplicaResponseReceived,
@@ -59,6 +61,7 @@ from franz.controller.shell.channel import ControllerChannelManager
 from franz.controller.shell.deletion import TopicDeletionManager
 from franz.controller.shell.zk_reads import (
     read_brokers_and_epochs,
+    read_isr_change_notifications,
     read_leadership,
     replica_assignment,
     state_from_leadership,
@@ -78,11 +81,10 @@ from franz.metadata.kafka_zk_client import ControllerEpoch, ControllerMovedError
 from franz.metadata.znodes import (
     BrokerIdsZNode,
     DeleteTopicsZNode,
-    IsrChangeNotificationSequenceZNode,
     IsrChangeNotificationZNode,
     TopicAssignment,
     TopicsZNode,
-    ZNodeDecodeError,
+    TopicZNode,
 )
 from franz.metadata.zookeeper import BadVersionError, DeleteOp, NodeExistsZkError
 from franz.network.sender import SenderConfig
@@ -128,6 +130,7 @@ class Controller:
         self._task: asyncio.Task[None] | None = None
         self._current: asyncio.Task[None] | None = None
         self._watching = False
+        self._watched_topics: set[str] = set()
         self._closing: set[asyncio.Task[None]] = set()
         #: Events processed, by class name (tests and metrics).
         self.processed: dict[str, int] = {}
@@ -222,6 +225,8 @@ class Controller:
                 await self._process_broker_change()
             elif isinstance(event, TopicChange):
                 await self._process_topic_change()
+            elif isinstance(event, PartitionModifications):
+                await self._process_partition_modifications(event.topic)
             elif isinstance(event, TopicDeletion):
                 await self.deletion.process_topic_deletion()
             elif isinstance(event, TopicDeletionStopReplicaResponseReceived):
@@ -397,6 +402,18 @@ class Controller:
             topic_id = uuid.uuid4()
             await self.zk.set_topic_assignment(topic, with_topic_id(assignment, topic_id))
         self.ctx.add_topic(topic, topic_id, replica_assignment(assignment))
+        self._watch_partition_modifications(topic)
+
+    def _watch_partition_modifications(self, topic: str) -> None:
+        """``registerPartitionModificationsHandlers``: a data watch on ``/brokers/topics/<t>``
+        (once per topic name: it keeps watching across a deletion and a re-creation)."""
+        if topic in self._watched_topics:
+            return
+        self._watched_topics.add(topic)
+        self.zk.zk.watch_data(
+            TopicZNode.path(topic),
+            lambda data, _stat: self.post(PartitionModifications(topic)) if data else None,
+        )
 
     # -- brokers --------------------------------------------------------------------------
 
@@ -508,6 +525,34 @@ class Controller:
         if partitions:
             await self._on_new_partition_creation(partitions)
 
+    async def _process_partition_modifications(self, topic: str) -> None:
+        """``processPartitionModifications``: partitions added to an existing topic
+        (CreatePartitions) are created; none may be added to a topic being deleted (Kafka
+        then restores the znode's assignment; Franz logs it)."""
+        ctx = self.ctx
+        if topic not in ctx.partition_assignments:
+            return  # a new topic is TopicChange's business; a deleted one has no partitions
+        found = await self.zk.get_topic_assignments([topic])
+        if topic not in found:
+            return
+        added = {
+            p: a
+            for p, a in replica_assignment(found[topic]).items()
+            if not ctx.partition_replica_assignment(TopicPartition(topic, p))
+        }
+        if not added:
+            return
+        if ctx.is_topic_queued_up_for_deletion(topic):
+            log.warning(
+                "skipping adding partitions %s for topic %s since it is being deleted",
+                sorted(added),
+                topic,
+            )
+            return
+        for p, a in added.items():
+            ctx.update_partition_full_replica_assignment(TopicPartition(topic, p), a)
+        await self._on_new_partition_creation(sorted(TopicPartition(topic, p) for p in added))
+
     async def _on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
         """``onNewPartitionCreation``: New, NewReplica, Online (epoch 0 state znodes, a
         LeaderAndIsr with isNew), OnlineReplica."""
@@ -539,19 +584,7 @@ class Controller:
         ctx = self.ctx
         epoch = self._epoch
         assert epoch is not None
-        children = await self.zk.zk.get_children(IsrChangeNotificationZNode.path)
-        partitions: set[TopicPartition] = set()
-        for child in children:
-            path = f"{IsrChangeNotificationZNode.path}/{child}"
-            found = await self.zk.zk.get_or_none(path)
-            if found is None:
-                continue
-            try:
-                decoded = IsrChangeNotificationSequenceZNode.decode(path, found[0])
-            except ZNodeDecodeError as exc:
-                log.error("%s", exc)
-                continue
-            partitions.update(TopicPartition(t, p) for t, p in decoded)
+        children, partitions = await read_isr_change_notifications(self.zk)
         try:
             known = {tp for tp in partitions if tp.topic in ctx.partition_assignments}
             if known:

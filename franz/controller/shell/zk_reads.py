@@ -25,6 +25,8 @@ from franz.metadata.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
     BrokerInfo,
+    IsrChangeNotificationSequenceZNode,
+    IsrChangeNotificationZNode,
     PartitionState,
     TopicAssignment,
     ZNodeDecodeError,
@@ -35,6 +37,7 @@ __all__ = [
     "broker_from_info",
     "leadership_from_state",
     "read_brokers_and_epochs",
+    "read_isr_change_notifications",
     "read_leadership",
     "replica_assignment",
     "state_from_leadership",
@@ -136,3 +139,25 @@ async def read_leadership(
         for p, state in (await zk.get_partition_states(topic, sorted(parts))).items():
             out[TopicPartition(topic, p)] = leadership_from_state(state)
     return out
+
+
+async def read_isr_change_notifications(
+    zk: KafkaZkClient,
+) -> tuple[list[str], set[TopicPartition]]:
+    """The children of ``/isr_change_notification`` and the partitions they name (Kafka's
+    ``getAllIsrChangeNotifications`` + ``getPartitionsFromIsrChangeNotifications``); an
+    undecodable notification is logged and still returned, to be deleted with the others."""
+    children = await zk.zk.get_children(IsrChangeNotificationZNode.path)
+    partitions: set[TopicPartition] = set()
+    for child in children:
+        path = f"{IsrChangeNotificationZNode.path}/{child}"
+        found = await zk.zk.get_or_none(path)
+        if found is None:
+            continue
+        try:
+            decoded = IsrChangeNotificationSequenceZNode.decode(path, found[0])
+        except ZNodeDecodeError as exc:
+            log.error("%s", exc)
+            continue
+        partitions.update(TopicPartition(t, p) for t, p in decoded)
+    return children, partitions
