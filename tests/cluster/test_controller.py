@@ -340,6 +340,9 @@ def test_expired_controller_stops_and_the_other_takes_over_with_the_next_epoch(
             assert a.controller is not None and b.controller is not None
             assert not b.controller.is_active
             old = a.controller.ctx.epoch
+            # A is idle: broker 2 has A's LeaderAndIsr for t-0, nothing is in flight.
+            await eventually(lambda: bool(c.peers[2].leader_and_isr_states("t")))
+            await asyncio.sleep(0.2)
             await asyncio.to_thread(a.expire_session)
             await eventually(lambda: not a.controller.is_active)  # type: ignore[union-attr]
             expired_at = time.monotonic()
