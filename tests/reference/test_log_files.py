@@ -43,6 +43,7 @@ from tests.support.kafka_ref import (
 
 TOPIC = "t"
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd", "none")
+INDEXED = (".log", ".index", ".timeindex")
 SMALL_SEGMENTS = {"log.segment.bytes": "1200", "log.index.interval.bytes": "100"}
 
 
@@ -147,14 +148,18 @@ def compare_dumps(files: list[Path], flags: list[str]) -> None:
 def test_dump_log_segments_prints_what_kafka_prints_for_franz_files(
     kafka_libs: Path, franz_log_dir: Path, flags: list[str]
 ) -> None:
-    compare_dumps(segment_files(franz_log_dir / f"{TOPIC}-0", ".log", ".index", ".timeindex"), flags)
+    compare_dumps(
+        segment_files(franz_log_dir / f"{TOPIC}-0", ".log", ".index", ".timeindex"), flags
+    )
 
 
 @pytest.mark.parametrize("flags", [DUMP_FLAGS[2], DUMP_FLAGS[4]])
 def test_dump_log_segments_prints_what_kafka_prints_for_kafka_files(
     kafka_log_dir: Path, flags: list[str]
 ) -> None:
-    compare_dumps(segment_files(kafka_log_dir / f"{TOPIC}-0", ".log", ".index", ".timeindex"), flags)
+    compare_dumps(
+        segment_files(kafka_log_dir / f"{TOPIC}-0", ".log", ".index", ".timeindex"), flags
+    )
 
 
 def test_kafka_decodes_franz_producer_snapshots(kafka_libs: Path, franz_log_dir: Path) -> None:
@@ -172,8 +177,11 @@ def test_kafka_decodes_franz_producer_snapshots(kafka_libs: Path, franz_log_dir:
             expected.append(
                 f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} "
                 f"coordinatorEpoch: {e.coordinator_epoch} currentTxnFirstOffset: "
-                + ("OptionalLong.empty" if e.current_txn_first_offset < 0
-                   else f"OptionalLong[{e.current_txn_first_offset}]")
+                + (
+                    "OptionalLong.empty"
+                    if e.current_txn_first_offset < 0
+                    else f"OptionalLong[{e.current_txn_first_offset}]"
+                )
                 + f" lastTimestamp: {e.last_timestamp} firstSequence: {last.first_seq} "
                 f"lastSequence: {last.last_seq} lastOffset: {last.last_offset} "
                 f"offsetDelta: {last.offset_delta} timestamp: {last.timestamp}"
@@ -196,7 +204,8 @@ def test_kafka_serves_a_log_dir_written_by_franz(
     log_dir = tmp_path / "logs"
     shutil.copytree(franz_log_dir, log_dir)
     meta = dict(
-        line.split("=", 1) for line in (log_dir / "meta.properties").read_text().splitlines()
+        line.split("=", 1)
+        for line in (log_dir / "meta.properties").read_text().splitlines()
         if "=" in line and not line.startswith("#")
     )
     topics = json.loads((log_dir / "franz-metadata.json").read_text())["topics"]
@@ -264,4 +273,7 @@ def test_franz_serves_a_log_dir_written_by_kafka(kafka_log_dir: Path, tmp_path: 
     finally:
         code = broker.stop()
     assert code == 0, broker.output()
-    assert " ERROR " not in broker.output(), broker.output()
+    # No ERROR, and no WARNING either (Kafka's empty cleaner-offset-checkpoint once gave one).
+    assert not [
+        line for line in broker.output().splitlines() if " ERROR " in line or " WARNING " in line
+    ]

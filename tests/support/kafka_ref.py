@@ -44,8 +44,8 @@ from types import TracebackType
 
 __all__ = [
     "DUMP_LOG_SEGMENTS",
-    "ReferenceUnavailable",
     "KafkaBroker",
+    "ReferenceUnavailable",
     "ZooKeeperServer",
     "free_port",
     "reference_libs",
@@ -375,4 +375,3 @@ class KafkaBroker(_JavaProcess):
 
     def __enter__(self) -> KafkaBroker:
         return self.start()
-
