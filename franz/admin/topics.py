@@ -10,7 +10,9 @@ API, as a ZooKeeper-mode broker and Franz: partitions come from Metadata, so ELR
 
 (``<T>`` is a tab.)
 
-``TopicId`` is left out for the zero UUID; ``Configs`` lists the entries whose source is not
+``TopicId`` is Kafka's ``Uuid.toString()``, URL-safe base64 (``-`` and ``_``; librdkafka's
+``Uuid`` text is standard base64 with ``+`` and ``/``, hence ``topic_id_text``), left out
+for the zero UUID; ``Configs`` lists the entries whose source is not
 DEFAULT_CONFIG (Java's ``ConfigEntry.isDefault()``); a partition without a leader prints
 ``Leader: none``.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
@@ -40,6 +43,7 @@ from franz.admin.configs_wire import (
     describe_configs,
 )
 from franz.admin.options import ToolError, client_config
+from franz.protocol.kafka_uuid import uuid_to_str
 
 __all__ = [
     "TopicFilter",
@@ -50,10 +54,21 @@ __all__ = [
     "parse_add_config",
     "partition_line",
     "select_topics",
+    "topic_id_text",
     "topic_line",
 ]
 
 ZERO_TOPIC_ID: Final = "AAAAAAAAAAAAAAAAAAAAAA"
+_UINT64: Final = (1 << 64) - 1
+
+
+def topic_id_text(topic_id: Any) -> str:
+    """Kafka's text form of a librdkafka ``Uuid`` (its own ``str()`` is standard base64)."""
+    if topic_id is None:
+        return ZERO_TOPIC_ID
+    msb = topic_id.get_most_significant_bits() & _UINT64
+    lsb = topic_id.get_least_significant_bits() & _UINT64
+    return uuid_to_str(uuid.UUID(int=(msb << 64) | lsb))
 
 
 def describe_resource_configs(

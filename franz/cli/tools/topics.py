@@ -38,6 +38,7 @@ from franz.admin.topics import (
     has_collision_chars,
     partition_line,
     select_topics,
+    topic_id_text,
     topic_line,
 )
 
@@ -274,7 +275,7 @@ def _describe(
                 print(
                     topic_line(
                         name,
-                        str(description.topic_id),
+                        topic_id_text(description.topic_id),
                         len(partitions),
                         len(partitions[0].replicas) if partitions else 0,
                         configs,

@@ -4,6 +4,7 @@ filter and ``--add-config`` parsing (``franz.admin.topics``)."""
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Uuid
 
 from franz.admin.configs_wire import ConfigInfo, Synonym
 from franz.admin.options import ToolError
@@ -14,6 +15,7 @@ from franz.admin.topics import (
     parse_add_config,
     partition_line,
     select_topics,
+    topic_id_text,
     topic_line,
 )
 
@@ -109,3 +111,12 @@ def test_parse_add_config_brackets_and_empty_values():
 def test_parse_add_config_rejects_non_pairs(bad):
     with pytest.raises(ToolError, match='format "key=val"'):
         parse_add_config(bad)
+
+
+def test_topic_id_text_is_kafkas_url_safe_base64_not_librdkafkas_standard_base64() -> None:
+    """Found against Kafka 3.9's TopicCommand: librdkafka prints ``jarOj+rgTlm8qujjB/tDGA``
+    for the id Kafka prints as ``jarOj-rgTlm8qujjB_tDGA``."""
+    topic_id = Uuid(-8238545450804687271, -4851809586749160680)
+    assert str(topic_id) == "jarOj+rgTlm8qujjB/tDGA"
+    assert topic_id_text(topic_id) == "jarOj-rgTlm8qujjB_tDGA"
+    assert topic_id_text(None) == "AAAAAAAAAAAAAAAAAAAAAA"
