@@ -211,8 +211,9 @@ def test_describe_lists_offsets_lag_and_owner(cluster: BrokerProcess) -> None:
         ["desc-g", "desc", "0", "4", "10", "6", "-", "-", "-"]
     ]
     state = ok(cluster, "--describe", "--group", "desc-g", "--state")
-    assert table(state.stdout, "GROUP ") == [
-        ["desc-g", cluster.bootstrap, "(0)", "-", "Empty", "0"]
+    # Kafka 3.9 prints an empty ASSIGNMENT-STRATEGY for a group without members.
+    assert state.stdout.splitlines()[2].split() == [
+        "desc-g", cluster.bootstrap, "(0)", "Empty", "0"
     ]
     assert ["desc-g", "Empty"] in table(
         ok(cluster, "--list", "--state", "Empty").stdout, "GROUP "

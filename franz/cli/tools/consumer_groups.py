@@ -303,8 +303,8 @@ class _GroupTool:
             )
             for m in description.members
         ]
-        if rows:
-            sys.stdout.write(format_members(rows, self.args.verbose))
+        # Kafka prints the header also for a group without members.
+        sys.stdout.write(format_members(rows, self.args.verbose))
 
     def _print_state(self, d: GroupDescription) -> None:
         sys.stdout.write(
