@@ -12,6 +12,7 @@ from franz.admin.topics import (
     TopicFilter,
     config_line,
     configs_header,
+    kafka_describe_order,
     parse_add_config,
     partition_line,
     select_topics,
@@ -120,3 +121,15 @@ def test_topic_id_text_is_kafkas_url_safe_base64_not_librdkafkas_standard_base64
     assert str(topic_id) == "jarOj+rgTlm8qujjB/tDGA"
     assert topic_id_text(topic_id) == "jarOj-rgTlm8qujjB_tDGA"
     assert topic_id_text(None) == "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def test_kafka_describe_order_is_java_hashmap_order() -> None:
+    """Kafka 3.9's TopicCommand printed rt-kafka-made before rt-franz-made (buckets 2 and 3
+    of a 4-slot HashMap); one topic or none is trivial; 3 names keep a 4-slot table."""
+    assert kafka_describe_order(["rt-franz-made", "rt-kafka-made"]) == [
+        "rt-kafka-made",
+        "rt-franz-made",
+    ]
+    assert kafka_describe_order([]) == []
+    assert kafka_describe_order(["t"]) == ["t"]
+    assert sorted(kafka_describe_order(["a", "b", "c", "d", "e"])) == ["a", "b", "c", "d", "e"]
