@@ -48,7 +48,9 @@ class HasBootstrap(Protocol):
 
 @pytest.fixture(scope="module")
 def franz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(tmp_path_factory.mktemp("franz-tools")).start()
+    broker = BrokerProcess(
+        tmp_path_factory.mktemp("franz-tools"), {"group.initial.rebalance.delay.ms": "0"}
+    ).start()
     try:
         yield broker
     finally:
