@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,12 @@ import pytest
 
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
-from tests.support.kafka_ref import KafkaBroker, run_franz_tool, run_kafka_tool
+from tests.support.kafka_ref import (
+    KafkaBroker,
+    run_franz_tool,
+    run_kafka_tool,
+    start_kafka_tool,
+)
 
 #: Kafka 3.9's main class behind each script, by Franz's tool name.
 KAFKA_MAIN = {
@@ -234,6 +240,54 @@ def test_consumer_groups_reset_offsets(
         described = run(brokers, "consumer-groups", *base, "--describe")
         assert_same(described)
     assert described["kafka", "kafka"].stdout.splitlines()[-1].split()[2:6] == ["0", "3", "6", "3"]
+
+
+def test_consumer_groups_describe_a_live_member(
+    brokers: dict[str, HasBootstrap], console_topic: str, tmp_path: Path
+) -> None:
+    """Kafka's console consumer stays in group ``rt-live`` on each broker; both tools describe
+    its member (member ids are random: masked, same length).
+
+    Not compared: ``--members --verbose``, whose ASSIGNMENT column Kafka 3.9 prints as
+    ``(0)``, without the topic (the Java port groups partitions by topic and then drops the
+    name); ``franz consumer-groups`` prints ``rt-console(0)``, as Kafka up to 3.6 did.
+    """
+    group, client = "rt-live", "rt-client"
+    argv = ["--topic", console_topic, "--group", group, "--from-beginning",
+            "--consumer-property", f"client.id={client}"]  # fmt: skip
+    consumers = {
+        name: start_kafka_tool(
+            KAFKA_MAIN["console-consumer"],
+            *("--bootstrap-server", broker.bootstrap, *argv),
+            log=tmp_path / f"{name}.out",
+        )
+        for name, broker in brokers.items()
+    }
+    try:
+        base = ("--bootstrap-server", "{bootstrap}", "--describe", "--group", group)
+        deadline = time.monotonic() + 60
+        while True:
+            states = run(brokers, "consumer-groups", *base, "--state", tools=("franz",))
+            if all(" Stable " in r.stdout for r in states.values()):
+                break
+            assert time.monotonic() < deadline, states
+            time.sleep(0.5)
+
+        def mask(line: str) -> str:
+            return re.sub(rf"{client}-[0-9a-f-]{{36}}", f"{client}-<member-id-{'.' * 25}>", line)
+
+        for extra in ((), ("--members",)):
+            described = run(brokers, "consumer-groups", *base, *extra)
+            for broker in BROKERS:  # the same member on one broker: no mask needed
+                assert view(described["franz", broker], str) == view(
+                    described["kafka", broker], str
+                )
+            assert_same(described, mask)
+            assert f" /127.0.0.1 {' ' * 5}" in described["kafka", "kafka"].stdout
+    finally:
+        for proc in consumers.values():
+            proc.terminate()
+            proc.wait(30)
 
 
 @pytest.mark.parametrize(

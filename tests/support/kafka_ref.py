@@ -51,6 +51,7 @@ __all__ = [
     "reference_libs",
     "run_franz_tool",
     "run_kafka_tool",
+    "start_kafka_tool",
     "zookeeper_commands",
 ]
 
@@ -152,6 +153,25 @@ def run_kafka_tool(
     return subprocess.run(
         command, input=input, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+def start_kafka_tool(main_class: str, *args: str | Path, log: Path) -> subprocess.Popen[bytes]:
+    """Start one of Kafka's tools in the background (a consumer in a group, ...), its output
+    to ``log``; the caller stops it by PID (``Popen.terminate``, then ``wait``)."""
+    log4j = _log4j_file("tools-log4j.properties", _TOOLS_LOG4J)
+    command = _java(
+        "-Xmx256m",
+        *_JVM_FLAGS,
+        f"-Dlog4j.configuration=file:{log4j}",
+        "-cp",
+        f"{reference_libs()}/*",
+        main_class,
+        *map(str, args),
+    )
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+        )
 
 
 def run_franz_tool(
