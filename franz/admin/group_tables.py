@@ -13,6 +13,13 @@ Kafka's layout rules, kept here exactly:
 * The offsets, state, reset and delete-offsets tables start with an empty line (Kafka puts
   ``\\n`` at the start of each row's format); the members table starts with an empty line
   before its header only.
+
+Where Kafka 3.9's Java port of the command regressed, Franz keeps the layout of Kafka up to
+3.6 (checked against Kafka 3.9.2 in ``tests/reference/test_tools.py``): Kafka 3.9 prints the
+reset (``%-30s %-30s %-10s %-15s``) and delete-offsets (``%-30s %-15s %-15s``) rows with no
+newline between them and in ``HashMap`` order, and the ``--verbose`` ASSIGNMENT column
+without topic names (``(0,1)``); Franz prints one row per line, sorted, with
+``topic(0,1)``. Kafka's offsets table also ends without a newline after its last row.
 """
 
 from __future__ import annotations
