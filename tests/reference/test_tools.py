@@ -253,8 +253,10 @@ def test_consumer_groups_describe_a_live_member(
     name); ``franz consumer-groups`` prints ``rt-console(0)``, as Kafka up to 3.6 did.
     """
     group, client = "rt-live", "rt-client"
+    # No auto-commit: a commit between two tools' runs would change CURRENT-OFFSET.
     argv = ["--topic", console_topic, "--group", group, "--from-beginning",
-            "--consumer-property", f"client.id={client}"]  # fmt: skip
+            "--consumer-property", f"client.id={client}",
+            "--consumer-property", "enable.auto.commit=false"]  # fmt: skip
     consumers = {
         name: start_kafka_tool(
             KAFKA_MAIN["console-consumer"],
