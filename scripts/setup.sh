@@ -5,11 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages: kcat (librdkafka's CLI client, a real peer in the tests), Java for PySpark,
-# the benchmark suite's references (Redis Streams, NATS JetStream), and ZooKeeper's jars for
-# cluster mode's tests (libzookeeper-java: the server without the desktop JRE the zookeeper
-# package pulls in; tests/support/zookeeper.py runs it).
+# the benchmark suite's references (Redis Streams, NATS JetStream), Debian's ZooKeeper 3.8
+# (libzookeeper-java: the jars only, no service and no desktop JRE; tests/support/zookeeper.py
+# runs it) and Maven, which fetches Apache Kafka for the reference tests (tests/reference/).
 APT_PACKAGES=(kcat redis-server redis-tools nats-server libzookeeper-java)
 command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || APT_PACKAGES+=(maven)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -29,3 +30,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m pip install -q --disable-pip-version-check --config-settings editable_mode=compat -e '.[dev,spark,bench]' 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -c 'import franz, crc32c, cramjam, pyspark, pyarrow' # fail loudly if the install did not work
+
+# Apache Kafka's jars for tests/reference/ (about 47 MB into ~/.cache/franz-reference; a warm
+# run returns at once).
+bash scripts/fetch-kafka-reference.sh >/dev/null

@@ -13,6 +13,13 @@ Kafka's layout rules, kept here exactly:
 * The offsets, state, reset and delete-offsets tables start with an empty line (Kafka puts
   ``\\n`` at the start of each row's format); the members table starts with an empty line
   before its header only.
+
+Where Kafka 3.9's Java port of the command regressed, Franz keeps the layout of Kafka up to
+3.6 (checked against Kafka 3.9.2 in ``tests/reference/test_tools.py``): Kafka 3.9 prints the
+reset (``%-30s %-30s %-10s %-15s``) and delete-offsets (``%-30s %-15s %-15s``) rows with no
+newline between them and in ``HashMap`` order, and the ``--verbose`` ASSIGNMENT column
+without topic names (``(0,1)``); Franz prints one row per line, sorted, with
+``topic(0,1)``. Kafka's offsets table also ends without a newline after its last row.
 """
 
 from __future__ import annotations
@@ -176,22 +183,24 @@ class GroupState:
 
 def format_state(state: GroupState) -> str:
     """``GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS``; the coordinator is
-    ``host:port  (id)`` (two spaces, as Kafka prints it)."""
+    ``host:port  (id)`` (two spaces, as Kafka prints it).
+
+    Kafka 3.9's ``printStates`` format is ``"\n%-Ns %-25s %-20s %-15s %s"`` with N the
+    coordinator's width (at least 25): the GROUP column takes the coordinator's width and
+    COORDINATOR (ID) a fixed 25, and the strategy of a group without members is empty.
+    """
     coordinator = f"{state.coordinator_host}:{state.coordinator_port}  ({state.coordinator_id})"
-    group_w = max(15, len(state.group))
-    coordinator_w = max(25, len(coordinator))
+    first_w = max(25, len(coordinator))
 
     def line(cells: Sequence[str]) -> str:
         return (
-            f"\n{_pad(cells[0], group_w)} {_pad(cells[1], coordinator_w)} "
-            f"{_pad(cells[2], 20)} {_pad(cells[3], 20)} {cells[4]}"
+            f"\n{_pad(cells[0], first_w)} {_pad(cells[1], 25)} "
+            f"{_pad(cells[2], 20)} {_pad(cells[3], 15)} {cells[4]}"
         )
 
-    strategy = state.assignment_strategy or MISSING
-    return (
-        line(["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"])
-        + line([state.group, coordinator, strategy, state.state, str(state.members)])
-        + "\n"
+    row = [state.group, coordinator, state.assignment_strategy, state.state, str(state.members)]
+    return line(["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]) + (
+        line(row) + "\n"
     )
 
 

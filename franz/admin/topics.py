@@ -10,7 +10,9 @@ API, as a ZooKeeper-mode broker and Franz: partitions come from Metadata, so ELR
 
 (``<T>`` is a tab.)
 
-``TopicId`` is left out for the zero UUID; ``Configs`` lists the entries whose source is not
+``TopicId`` is Kafka's ``Uuid.toString()``, URL-safe base64 (``-`` and ``_``; librdkafka's
+``Uuid`` text is standard base64 with ``+`` and ``/``, hence ``topic_id_text``), left out
+for the zero UUID; ``Configs`` lists the entries whose source is not
 DEFAULT_CONFIG (Java's ``ConfigEntry.isDefault()``); a partition without a leader prints
 ``Leader: none``.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
@@ -40,6 +43,7 @@ from franz.admin.configs_wire import (
     describe_configs,
 )
 from franz.admin.options import ToolError, client_config
+from franz.protocol.kafka_uuid import uuid_to_str
 
 __all__ = [
     "TopicFilter",
@@ -47,13 +51,58 @@ __all__ = [
     "configs_header",
     "describe_resource_configs",
     "has_collision_chars",
+    "kafka_describe_order",
     "parse_add_config",
     "partition_line",
     "select_topics",
+    "topic_id_text",
     "topic_line",
 ]
 
 ZERO_TOPIC_ID: Final = "AAAAAAAAAAAAAAAAAAAAAA"
+_UINT64: Final = (1 << 64) - 1
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units), as an unsigned 32-bit int."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def kafka_describe_order(names: Sequence[str]) -> list[str]:
+    """The order in which Kafka 3.9's ``TopicCommand --describe`` prints topics ``names``.
+
+    It prints ``describeTopics(sorted names).allTopicNames().values()``: a
+    ``java.util.HashMap`` built with ``new HashMap<>(n)`` from another one built alike in
+    sorted order. Its iteration order is bucket order, ``(h ^ (h >>> 16)) & (capacity - 1)``
+    of ``String.hashCode``, then insertion (sorted) order within a bucket; the capacity is
+    the smallest power of two >= n, doubled while n exceeds 3/4 of it (HashMap's resize
+    at the load factor 0.75).
+    """
+    ordered = sorted(names)
+    capacity = 1
+    while capacity < len(ordered):
+        capacity <<= 1
+    while len(ordered) > capacity * 3 // 4:
+        capacity <<= 1
+
+    def bucket(name: str) -> int:
+        h = _java_string_hash(name)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(ordered, key=bucket)
+
+
+def topic_id_text(topic_id: Any) -> str:
+    """Kafka's text form of a librdkafka ``Uuid`` (its own ``str()`` is standard base64)."""
+    if topic_id is None:
+        return ZERO_TOPIC_ID
+    msb = topic_id.get_most_significant_bits() & _UINT64
+    lsb = topic_id.get_least_significant_bits() & _UINT64
+    return uuid_to_str(uuid.UUID(int=(msb << 64) | lsb))
 
 
 def describe_resource_configs(

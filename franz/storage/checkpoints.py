@@ -10,8 +10,10 @@ log cleaner's first dirty offset per compacted partition), each::
     orders 1 987
 
 Per partition: ``leader-epoch-checkpoint`` has the same header and ``epoch startOffset``
-lines. Writes go to ``<file>.tmp``, are fsynced and renamed over the old file, so a crash
-leaves either the old or the new checkpoint, never half of one.
+lines. An empty file holds no entries: Kafka's ``CheckpointFile`` creates the file empty
+(Kafka's ``cleaner-offset-checkpoint`` stays so until a compacted log is cleaned) and reads
+it as an empty list. Writes go to ``<file>.tmp``, are fsynced and renamed over the old file,
+so a crash leaves either the old or the new checkpoint, never half of one.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def read_checkpoint_lines(path: Path, parse: Callable[[list[str]], T], width: in
     except FileNotFoundError:
         return []
     lines = text.splitlines()
+    if not lines:
+        return []
     if len(lines) < 2:
         raise CheckpointError(f"{path}: missing version or entry count")
     try:

@@ -211,8 +211,9 @@ def test_describe_lists_offsets_lag_and_owner(cluster: BrokerProcess) -> None:
         ["desc-g", "desc", "0", "4", "10", "6", "-", "-", "-"]
     ]
     state = ok(cluster, "--describe", "--group", "desc-g", "--state")
-    assert table(state.stdout, "GROUP ") == [
-        ["desc-g", cluster.bootstrap, "(0)", "-", "Empty", "0"]
+    # Kafka 3.9 prints an empty ASSIGNMENT-STRATEGY for a group without members.
+    assert state.stdout.splitlines()[2].split() == [
+        "desc-g", cluster.bootstrap, "(0)", "Empty", "0"
     ]
     assert ["desc-g", "Empty"] in table(
         ok(cluster, "--list", "--state", "Empty").stdout, "GROUP "
@@ -392,7 +393,9 @@ def test_delete_offsets(cluster: BrokerProcess) -> None:
     create_topic(cluster.bootstrap, "dob", 1)
     commit(cluster, "do-g", {("doa", 0): 1, ("doa", 1): 1, ("dob", 0): 0})
     out = ok(cluster, "--delete-offsets", "--group", "do-g", "--topic", "doa:0")
-    assert out.stdout.splitlines()[0] == "Request succeeded for deleting offsets from group do-g."
+    assert out.stdout.splitlines()[0] == (
+        "Request succeed for deleting offsets with topic doa:0 group do-g"  # Kafka's words
+    )
     assert table(out.stdout, "TOPIC ") == [["doa", "0", "Successful"]]
     assert committed(cluster, "do-g") == {("doa", 1): 1, ("dob", 0): 0}
 

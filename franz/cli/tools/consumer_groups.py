@@ -73,7 +73,8 @@ _VALID_STATES = (
 )
 
 _DRY_RUN_WARNING = (
-    "WARN: No action will be performed as the --execute option is missing. In a future major "
+    # Kafka joins the two sentences without a space.
+    "WARN: No action will be performed as the --execute option is missing.In a future major "
     "release, the default behavior of this command will be to prompt the user before executing "
     "the reset rather than doing a dry run. You should add the --dry-run option explicitly if "
     "you are scripting this command and want to keep the current default behavior without "
@@ -303,8 +304,8 @@ class _GroupTool:
             )
             for m in description.members
         ]
-        if rows:
-            sys.stdout.write(format_members(rows, self.args.verbose))
+        # Kafka prints the header also for a group without members.
+        sys.stdout.write(format_members(rows, self.args.verbose))
 
     def _print_state(self, d: GroupDescription) -> None:
         sys.stdout.write(
@@ -378,7 +379,9 @@ class _GroupTool:
                 file=sys.stderr,
             )
         else:
-            print(f"Request succeeded for deleting offsets from group {group}.")
+            # Kafka's words (sic), with the --topic arguments as given.
+            topics = ", ".join(self.args.topic)
+            print(f"Request succeed for deleting offsets with topic {topics} group {group}")
         sys.stdout.write(format_delete_offsets(results))
         return 0 if not any(results.values()) else 1
 

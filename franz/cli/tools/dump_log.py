@@ -34,7 +34,8 @@ printing the entries; ``--index-sanity-check`` runs the broker's startup check o
 An index is read up to its first all-zero entry (a preallocated index of a live segment).
 As in Kafka, ``--index-sanity-check`` of a live segment's time index fails (its zero-filled
 last slot is "less than the first timestamp"): the check is meant for closed segments.
-Producer snapshots, transaction indexes and KRaft snapshots are not decoded.
+Producer snapshots are printed as Kafka prints them (``producer_snapshot_dump``);
+transaction indexes and KRaft snapshots are not decoded.
 
 Exit status 0, also when mismatches are found; 1 when a file cannot be read or a batch
 header is corrupt (Kafka aborts the dump there too). ``--verify`` (Franz's own flag, see
@@ -55,6 +56,7 @@ from typing import TextIO
 from franz.admin.options import ToolError
 from franz.cli.tools.log_verifier import verify_log
 from franz.cli.tools.offsets_decoder import parse_offsets_record
+from franz.cli.tools.producer_snapshot_dump import dump_producer_snapshot
 from franz.errors import FranzError
 from franz.protocol.records import (
     BATCH_HEADER_SIZE,
@@ -590,7 +592,9 @@ def run(args: argparse.Namespace) -> int:
                 dump_index(path, opts, errors, out)
             elif suffix == ".timeindex":
                 dump_time_index(path, opts, errors, out)
-            elif suffix in (".snapshot", ".txnindex", ".checkpoint"):
+            elif suffix == ".snapshot":
+                dump_producer_snapshot(path, out)
+            elif suffix in (".txnindex", ".checkpoint"):
                 out.flush()
                 print(f"Not decoding {suffix} files (not supported yet): {path}", file=sys.stderr)
             else:

@@ -36,8 +36,10 @@ from franz.admin.options import ToolError, add_connection_options
 from franz.admin.topics import (
     describe_resource_configs,
     has_collision_chars,
+    kafka_describe_order,
     partition_line,
     select_topics,
+    topic_id_text,
     topic_line,
 )
 
@@ -262,7 +264,7 @@ def _describe(
     }
     live = {node.id for node in result(admin.describe_cluster(), args).nodes}
     reports = [r for r in _REPORTS if getattr(args, r)]
-    for name in topics:
+    for name in kafka_describe_order(topics):
         description = descriptions[name]
         configs = describe_resource_configs(
             admin, args, metadata, RESOURCE_TOPIC, name, include_synonyms=False
@@ -274,7 +276,7 @@ def _describe(
                 print(
                     topic_line(
                         name,
-                        str(description.topic_id),
+                        topic_id_text(description.topic_id),
                         len(partitions),
                         len(partitions[0].replicas) if partitions else 0,
                         configs,

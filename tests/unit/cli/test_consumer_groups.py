@@ -255,14 +255,17 @@ def test_assignment_string() -> None:
 
 def test_state_table() -> None:
     text = format_state(GroupState("g", "127.0.0.1", 9092, 0, "range", "Stable", 2))
+    # Kafka 3.9's printStates: GROUP as wide as the coordinator column (>= 25), STATE 15.
     assert text == (
-        "\nGROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE"
-        "                #MEMBERS"
-        "\ng               127.0.0.1:9092  (0)       range                Stable"
-        "               2\n"
+        "\nGROUP                     COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE"
+        "           #MEMBERS"
+        "\ng                         127.0.0.1:9092  (0)       range                Stable"
+        "          2\n"
     )
-    empty = format_state(GroupState("g", "h", 1, 0, "", "Empty", 0)).splitlines()
-    assert empty[2].split() == ["g", "h:1", "(0)", "-", "Empty", "0"]
+    empty = format_state(GroupState("g1", "127.0.0.1", 45563, 0, "", "Empty", 0))
+    assert empty.splitlines()[2] == (
+        "g1                        127.0.0.1:45563  (0)                           Empty           0"
+    )
 
 
 def test_reset_table_sorted_and_empty() -> None:

@@ -4,6 +4,7 @@ filter and ``--add-config`` parsing (``franz.admin.topics``)."""
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Uuid
 
 from franz.admin.configs_wire import ConfigInfo, Synonym
 from franz.admin.options import ToolError
@@ -11,9 +12,11 @@ from franz.admin.topics import (
     TopicFilter,
     config_line,
     configs_header,
+    kafka_describe_order,
     parse_add_config,
     partition_line,
     select_topics,
+    topic_id_text,
     topic_line,
 )
 
@@ -109,3 +112,24 @@ def test_parse_add_config_brackets_and_empty_values():
 def test_parse_add_config_rejects_non_pairs(bad):
     with pytest.raises(ToolError, match='format "key=val"'):
         parse_add_config(bad)
+
+
+def test_topic_id_text_is_kafkas_url_safe_base64_not_librdkafkas_standard_base64() -> None:
+    """Found against Kafka 3.9's TopicCommand: librdkafka prints ``jarOj+rgTlm8qujjB/tDGA``
+    for the id Kafka prints as ``jarOj-rgTlm8qujjB_tDGA``."""
+    topic_id = Uuid(-8238545450804687271, -4851809586749160680)
+    assert str(topic_id) == "jarOj+rgTlm8qujjB/tDGA"
+    assert topic_id_text(topic_id) == "jarOj-rgTlm8qujjB_tDGA"
+    assert topic_id_text(None) == "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def test_kafka_describe_order_is_java_hashmap_order() -> None:
+    """Kafka 3.9's TopicCommand printed rt-kafka-made before rt-franz-made (buckets 2 and 3
+    of a 4-slot HashMap); one topic or none is trivial; 3 names keep a 4-slot table."""
+    assert kafka_describe_order(["rt-franz-made", "rt-kafka-made"]) == [
+        "rt-kafka-made",
+        "rt-franz-made",
+    ]
+    assert kafka_describe_order([]) == []
+    assert kafka_describe_order(["t"]) == ["t"]
+    assert sorted(kafka_describe_order(["a", "b", "c", "d", "e"])) == ["a", "b", "c", "d", "e"]

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fetch the reference class path for tests/reference/: Apache Kafka's broker, tools and Java
+# client (the artifacts named in tests/reference/pom.xml, plus their runtime dependencies) from
+# Maven Central with `mvn dependency:copy-dependencies`, into a cache dir outside the repo:
+#
+#   ${FRANZ_REFERENCE_CACHE:-$HOME/.cache/franz-reference}/kafka-<version>/libs/*.jar
+#
+# A `.complete` marker beside libs/ is written last, so a warm run (or an interrupted one) is
+# detected without asking Maven: warm runs return at once. Prints the libs dir on stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+POM=tests/reference/pom.xml
+VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")"
+CACHE="${FRANZ_REFERENCE_CACHE:-$HOME/.cache/franz-reference}"
+DEST="$CACHE/kafka-$VERSION"
+if [ -f "$DEST/.complete" ] && cmp -s "$POM" "$DEST/pom.xml"; then
+    echo "$DEST/libs"
+    exit 0
+fi
+command -v mvn >/dev/null 2>&1 || {
+    echo "fetch-kafka-reference: mvn not found; install it (apt-get install maven)" >&2
+    exit 1
+}
+rm -rf "$DEST"
+mkdir -p "$DEST"
+echo "fetch-kafka-reference: copying Apache Kafka $VERSION and its dependencies into $DEST/libs" >&2
+if ! mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$DEST/libs" >"$DEST/mvn.log" 2>&1; then
+    cat "$DEST/mvn.log" >&2
+    echo "fetch-kafka-reference: mvn could not fetch org.apache.kafka:kafka_2.13:$VERSION (network? Maven Central?)" >&2
+    exit 1
+fi
+cp "$POM" "$DEST/pom.xml"
+touch "$DEST/.complete"
+echo "$DEST/libs"

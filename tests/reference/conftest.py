@@ -1,0 +1,56 @@
+"""Apache Kafka as the reference: one ZooKeeper and one Kafka broker per test session.
+
+Kafka's jars come from ``scripts/fetch-kafka-reference.sh`` (run by ``scripts/setup.sh``, and
+lazily here). The tests are skipped only when ``java`` is absent; a failed fetch or a server
+that does not start fails them (CI has Java, so the reference must run there).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.kafka_ref import KafkaBroker, ZooKeeperServer, reference_libs
+
+_chroots = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def kafka_libs() -> Path:
+    """The reference class path (fetched on first use)."""
+    if shutil.which("java") is None:
+        pytest.skip("java not found: the Apache Kafka reference tests need Java 17")
+    return reference_libs()
+
+
+@pytest.fixture(scope="session")
+def zookeeper(kafka_libs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The session's ZooKeeper; yields its connect string (no chroot)."""
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
+    try:
+        yield server.connect
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def zk_chroot(zookeeper: str) -> str:
+    """A connect string with a fresh chroot: a cluster of its own in the session's ZooKeeper."""
+    return f"{zookeeper}/franz-ref-{next(_chroots)}"
+
+
+@pytest.fixture(scope="session")
+def kafka(zookeeper: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """The session's Apache Kafka broker (ZooKeeper mode, chroot ``/kafka-session``).
+
+    Tests share it: each uses topic and group names of its own.
+    """
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka"), f"{zookeeper}/kafka-session").start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
