@@ -260,14 +260,15 @@ def test_unreachable_broker_fails_in_one_line() -> None:
 @pytest.fixture(scope="module")
 def reset_topic(cluster: BrokerProcess) -> str:
     """``reset``: partition 0 holds 10 records stamped OLD_START_MS + i s; partition 1 holds
-    10 records stamped now - 10 min + i min."""
+    10 records stamped now - 10 h + i h (hours, so that --by-duration's cut, half an hour from
+    the nearest record, does not move however late in the module the test runs)."""
     create_topic(cluster.bootstrap, "reset", 2)
     now = int(time.time() * 1000)
     records = [
         OutRecord(b"k", b"old", partition=0, timestamp_ms=OLD_START_MS + i * 1000)
         for i in range(10)
     ] + [
-        OutRecord(b"k", b"new", partition=1, timestamp_ms=now - 600_000 + i * 60_000)
+        OutRecord(b"k", b"new", partition=1, timestamp_ms=now - 36_000_000 + i * 3_600_000)
         for i in range(10)
     ]
     produce_with("confluent-kafka", cluster.bootstrap, "reset", records)
@@ -286,7 +287,7 @@ STRATEGIES = [
     ("datetime", ["--to-datetime", "2024-01-01T00:00:05.000"], ["--topic", "reset:0"], {0: 5}),
     ("datetime-zone", ["--to-datetime", "2024-01-01T01:00:07.000+01:00"], ["--topic", "reset:0"],
      {0: 7}),
-    ("duration", ["--by-duration", "PT5M30S"], ["--topic", "reset:1"], {1: 5}),
+    ("duration", ["--by-duration", "PT5H30M"], ["--topic", "reset:1"], {1: 5}),
 ]
 
 
