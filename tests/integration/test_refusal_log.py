@@ -56,14 +56,19 @@ def test_unknown_api_key_is_logged_info_once_per_client(debug_broker):
 
 def test_unsupported_versions_are_logged_info_once_per_client_and_kind(debug_broker):
     for _ in range(2):
-        # Produce v2: advertised (ranges start at v0) but refused (KIP-896).
-        _closed_after(debug_broker, encode_header(API_PRODUCE, 2, 1, "old") + b"\x00" * 8, "old")
+        # Every advertised version is served (from v0): only versions above the range are
+        # refused, whatever the API.
+        _closed_after(
+            debug_broker,
+            encode_header(API_PRODUCE, 99, 1, "old", flexible=True) + b"\x00" * 8,
+            "old",
+        )
         _closed_after(
             debug_broker,
             encode_header(API_PRODUCE, 127, 1, "old", flexible=True) + b"\x00" * 8,
             "old",
         )
-    assert _refusals(debug_broker, "refused PRODUCE v2 to client 'old'") == ["INFO", "DEBUG"]
+    assert _refusals(debug_broker, "refused PRODUCE v99 to client 'old'") == ["INFO", "DEBUG"]
     assert _refusals(debug_broker, "refused PRODUCE v127 to client 'old'") == ["INFO", "DEBUG"]
     with WireClient.connect(debug_broker.bootstrap, client_id="new") as client:
         for correlation_id in (1, 2):
