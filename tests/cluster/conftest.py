@@ -1,30 +1,15 @@
 """Fixtures for cluster tests: one real ZooKeeper per test session, a fresh chroot per test.
 
-Skipped when Debian's ``libzookeeper-java`` (and Java) are missing: ``scripts/setup.sh``
-installs them.
+The server is ``zookeeper_server`` of ``tests/conftest.py``, shared with ``tests/reference``.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.support.zookeeper import ZooKeeperServer, zookeeper_available
-
-
-@pytest.fixture(scope="session")
-def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
-    if not zookeeper_available():
-        pytest.skip("ZooKeeper is not installed (apt-get install libzookeeper-java)")
-    server = ZooKeeperServer(Path(tmp_path_factory.mktemp("zookeeper"))).start()
-    try:
-        server.wait_ready(30)
-        yield server
-    finally:
-        server.stop()
+from tests.support.zookeeper import ZooKeeperServer
 
 
 @pytest.fixture

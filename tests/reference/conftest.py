@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.kafka_ref import KafkaBroker, ZooKeeperServer, reference_libs
+from tests.support.kafka_ref import KafkaBroker, reference_libs
+from tests.support.zookeeper import ZooKeeperServer
 
 _chroots = itertools.count()
 
@@ -28,13 +29,9 @@ def kafka_libs() -> Path:
 
 
 @pytest.fixture(scope="session")
-def zookeeper(kafka_libs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The session's ZooKeeper; yields its connect string (no chroot)."""
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
-    try:
-        yield server.connect
-    finally:
-        server.stop()
+def zookeeper(kafka_libs: Path, zookeeper_server: ZooKeeperServer) -> str:
+    """The session's ZooKeeper (``tests/conftest.py``); its connect string (no chroot)."""
+    return zookeeper_server.connect_string
 
 
 @pytest.fixture

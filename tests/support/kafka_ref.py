@@ -1,4 +1,4 @@
-"""Apache Kafka itself as the reference: a ZooKeeper server, a Kafka broker, Kafka's tools.
+"""Apache Kafka itself as the reference: a Kafka broker and Kafka's tools.
 
 Everything runs from one class path, Apache Kafka's jars copied from Maven Central by
 ``scripts/fetch-kafka-reference.sh`` (``tests/reference/pom.xml``: ``kafka_2.13`` and
@@ -6,10 +6,8 @@ Everything runs from one class path, Apache Kafka's jars copied from Maven Centr
 ``scripts/setup.sh`` runs it, and ``reference_libs()`` runs it again lazily, failing with
 mvn's output if it cannot fetch).
 
-- ``ZooKeeperServer``: Debian's ZooKeeper (``/usr/share/java/zookeeper.jar``, package
-  ``libzookeeper-java``) on a free loopback port, standalone, its own data dir; ready when
-  the ``srvr`` four-letter word answers with a ``Mode:`` line (``ruok`` answers before the
-  server serves); stopped by PID with SIGTERM (exits in about 0.4 s).
+- The ZooKeeper the brokers use is the test session's (``tests/support/zookeeper.py``, the
+  ``zookeeper_server`` fixture of ``tests/conftest.py``, shared with ``tests/cluster``).
 - ``KafkaBroker``: ``kafka.Kafka server.properties`` in ZooKeeper mode with a chroot per
   broker (Kafka creates it), ``listeners=PLAINTEXT://127.0.0.1:<free port>``, its own log
   dir, ``-Xmx512m`` and C1 only (start-up on a shared 2-core box matters more than peak
@@ -46,7 +44,6 @@ __all__ = [
     "DUMP_LOG_SEGMENTS",
     "KafkaBroker",
     "ReferenceUnavailable",
-    "ZooKeeperServer",
     "free_port",
     "reference_libs",
     "run_franz_tool",
@@ -57,8 +54,6 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[2]
 FETCH_SCRIPT = REPO / "scripts" / "fetch-kafka-reference.sh"
-ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
-SLF4J_NOP_JAR = Path("/usr/share/java/slf4j-nop.jar")
 
 DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"
 
@@ -253,69 +248,6 @@ class _JavaProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-class ZooKeeperServer(_JavaProcess):
-    """Debian's ZooKeeper 3.8, standalone, on a free loopback port (see the notes in
-    ``shared/notes/zookeeper.md``: tickTime 500, no AdminServer, ``srvr`` readiness)."""
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__(data_dir)
-        self.port = 0
-
-    @property
-    def connect(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 60.0) -> ZooKeeperServer:
-        if not ZOOKEEPER_JAR.exists():
-            raise ReferenceUnavailable(
-                f"{ZOOKEEPER_JAR} not found: run scripts/setup.sh (apt package libzookeeper-java)"
-            )
-        self.port = free_port()
-        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
-        cfg = self.data_dir / "zoo.cfg"
-        cfg.write_text(
-            f"tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir={self.data_dir / 'data'}\n"
-            f"clientPort={self.port}\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
-            "admin.enableServer=false\n4lw.commands.whitelist=srvr\nforceSync=no\n"
-            "preAllocSize=4096\nautopurge.purgeInterval=0\n"
-        )
-        self._spawn(
-            _java(
-                "-Xms32m",
-                "-Xmx256m",
-                *_JVM_FLAGS,
-                "-Dzookeeper.admin.enableServer=false",
-                "-cp",
-                f"{ZOOKEEPER_JAR}:{SLF4J_NOP_JAR}",
-                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                str(cfg),
-            )
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._died():
-                raise RuntimeError(f"ZooKeeper exited early:\n{self.output()}")
-            if "Mode:" in self._srvr():
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"ZooKeeper not serving within {timeout} s:\n{self.output()}")
-
-    def _srvr(self) -> str:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                s.sendall(b"srvr")
-                chunks = []
-                while chunk := s.recv(4096):
-                    chunks.append(chunk)
-                return b"".join(chunks).decode(errors="replace")
-        except OSError:
-            return ""
-
-    def __enter__(self) -> ZooKeeperServer:
-        return self.start()
 
 
 class KafkaBroker(_JavaProcess):
