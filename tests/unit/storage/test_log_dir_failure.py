@@ -8,7 +8,6 @@ partitions offline, leave the other dir working, and lose nothing that was ackno
 from __future__ import annotations
 
 import errno
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from franz.storage.files import TopicPartition
 from franz.storage.log import Log
 from franz.storage.log_manager import CLEAN_SHUTDOWN_FILE
 from tests.support.kafka_format import parse_checkpoint
+from tests.support.tmpfs import mounted_tmpfs, remount
 from tests.unit.storage.conftest import (
     ManagerFactory,
     Written,
@@ -43,27 +43,11 @@ def _checkpoint(directory: Path, name: str) -> dict[tuple[str, int], int]:
     return parse_checkpoint((directory / name).read_text(encoding="utf-8"))
 
 
-def _mount(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
-
-
 @pytest.fixture
 def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 256 KiB tmpfs mounted at ``tmp_path / "small"``, unmounted afterwards."""
-    mount_point = tmp_path / "small"
-    mount_point.mkdir()
-    try:
-        mounted = _mount("-t", "tmpfs", "-o", f"size={TINY}", "tmpfs", str(mount_point))
-    except FileNotFoundError:
-        pytest.skip("no mount command")
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip() or mounted.returncode}")
-    try:
+    with mounted_tmpfs(tmp_path / "small", TINY) as mount_point:
         yield mount_point
-    finally:
-        unmounted = subprocess.run(["umount", str(mount_point)], capture_output=True, check=False)
-        if unmounted.returncode != 0:  # still busy (a failed test kept a handle): detach
-            subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def _batch(first_offset: int, timestamp: int) -> bytearray:
@@ -153,8 +137,7 @@ def test_log_dir_failure_disk_full_takes_only_that_dir_offline(
     assert full.active_segment.log_path.stat().st_size == acked_bytes
 
     # More space, a restart: the dir is recovered and every acknowledged append is there.
-    remounted = _mount("-o", "remount,size=4m", str(small))
-    assert remounted.returncode == 0, remounted.stderr
+    remount(small, "4m")
     restarted = open_manager([small, big], config=config)
     assert restarted.had_clean_shutdown == {small: False, big: True}
     assert restarted.offline_dirs == set()
