@@ -1,4 +1,5 @@
-"""What a handler gets besides its request: the header, the connection, the broker."""
+"""What a handler gets besides its request: the header, the connection and the broker's
+services (``franz.broker.services.BrokerServices``, never the ``Broker`` itself)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from franz.protocol.fetch import FileRegion
 from franz.protocol.headers import RequestHeader
 
 if TYPE_CHECKING:
-    from franz.broker.broker import Broker
+    from franz.broker.services import BrokerServices
     from franz.network.connection import KafkaConnection
 
 __all__ = ["RawBody", "RequestContext"]
@@ -20,7 +21,7 @@ __all__ = ["RawBody", "RequestContext"]
 class RequestContext:
     header: RequestHeader
     connection: KafkaConnection
-    broker: Broker
+    services: BrokerServices
     #: The dispatcher's (one per broker); a fresh one only where a context is made alone.
     refusals: RefusalLog = field(default_factory=RefusalLog)
 

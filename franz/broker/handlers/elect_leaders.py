@@ -38,7 +38,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         }
     if request.topic_partitions is None:
         return {"throttle_time": 0, "error_code": ErrorCode.NONE, "replica_election_results": []}
-    topics = ctx.broker.topic_manager
+    topics = ctx.services.topic_manager
     results: dict[str, list[dict[str, Any]]] = {}
     for entry in request.topic_partitions:
         record = topics.get(entry.topic)

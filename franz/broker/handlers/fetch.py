@@ -70,9 +70,9 @@ class _Plan:
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
-    broker = ctx.broker
+    services = ctx.services
     version = ctx.api_version
-    topics = broker.topic_manager
+    topics = services.topic_manager
     requested: list[CachedPartition] = []
     topic_ids: dict[str, uuid.UUID] = {}
     for topic in request.topics:
@@ -105,7 +105,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
 
     session_id = getattr(request, "session_id", 0)
     epoch = getattr(request, "session_epoch", FINAL_EPOCH)
-    cache = broker.fetch_sessions
+    cache = services.fetch_sessions
     session: FetchSession | None = None
     incremental = False
     if version >= 7:
@@ -145,7 +145,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         topic_ids=topic_ids,
         session=session,
         incremental=incremental,
-        max_bytes=min(request.max_bytes, broker.fetch_max_bytes),
+        max_bytes=min(request.max_bytes, services.fetch_max_bytes),
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
     )
@@ -156,7 +156,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
 
 
 async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerResult:
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     tps = [TopicPartition(c.topic, c.partition) for c in plan.partitions]
     deadline = time.monotonic() + plan.max_wait_ms / 1000
     while True:
@@ -174,7 +174,7 @@ async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerRes
 def _read(
     ctx: RequestContext, plan: _Plan
 ) -> tuple[list[tuple[CachedPartition, FetchPartitionResult]], int, bool]:
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     remaining = plan.max_bytes
     total = 0
     errors = False
@@ -189,7 +189,7 @@ def _read(
         except Exception as exc:
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_ID
-                if plan.version >= 13 and ctx.broker.topic_manager.get(cached.topic) is None
+                if plan.version >= 13 and ctx.services.topic_manager.get(cached.topic) is None
                 else error_code_for(exc)
             )
             errors = True

@@ -59,15 +59,15 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     if key_type == GROUP_KEY:
         try:
-            ctx.broker.offsets_log.ensure_topic()
+            ctx.services.offsets_log.ensure_topic()
         except Exception:
             log.exception("creating __consumer_offsets failed")
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        host, port = ctx.broker.advertised_address
+        host, port = ctx.services.advertised_address
         return {
             "error_code": 0,
             "error_message": None,
-            "node_id": ctx.broker.broker_id,
+            "node_id": ctx.services.broker_id,
             "host": host,
             "port": port,
         }

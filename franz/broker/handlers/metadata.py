@@ -35,9 +35,9 @@ __all__ = ["handle"]
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    broker = ctx.broker
+    services = ctx.services
     version = ctx.api_version
-    topics = broker.topic_manager
+    topics = services.topic_manager
     requested = request.topics
     allow_auto_create = getattr(request, "allow_auto_topic_creation", True)
     results: list[dict[str, Any]] = []
@@ -81,14 +81,14 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     cluster_operations = OPERATIONS_OMITTED
     if 8 <= version <= 10 and getattr(request, "include_cluster_authorized_operations", False):
         cluster_operations = CLUSTER_OPERATIONS
-    host, port = broker.advertised_address
+    host, port = services.advertised_address
     return {
         "throttle_time": 0,
         "brokers": [
-            {"node_id": broker.broker_id, "host": host, "port": port, "rack": broker.rack}
+            {"node_id": services.broker_id, "host": host, "port": port, "rack": services.rack}
         ],
-        "cluster_id": broker.cluster_id,
-        "controller_id": broker.broker_id,
+        "cluster_id": services.cluster_id,
+        "controller_id": services.broker_id,
         "topics": results,
         "cluster_authorized_operations": cluster_operations,
     }
@@ -108,7 +108,7 @@ def _error_topic(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, 
 
 
 def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     partitions = []
     for index, replicas in sorted(record.assignment.items()):
         partition = replica_manager.partitions.get(TopicPartition(record.name, index))
@@ -143,7 +143,7 @@ def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
         "error_code": 0,
         "name": record.name,
         "topic_id": record.topic_id,
-        "is_internal": ctx.broker.topic_manager.is_internal(record.name),
+        "is_internal": ctx.services.topic_manager.is_internal(record.name),
         "partitions": partitions,
         "topic_authorized_operations": OPERATIONS_OMITTED,
     }
@@ -163,5 +163,5 @@ def _offline_partition(ctx: RequestContext, partition: Partition, index: int) ->
         "leader_epoch": partition.leader_epoch,
         "replica_nodes": partition.replicas,
         "isr_nodes": partition.isr,
-        "offline_replicas": [ctx.broker.broker_id],
+        "offline_replicas": [ctx.services.broker_id],
     }

@@ -57,10 +57,10 @@ FIRST_BATCH_VERSION = 3
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    broker = ctx.broker
+    services = ctx.services
     acks = request.acks
-    replica_manager = broker.replica_manager
-    topics = broker.topic_manager
+    replica_manager = services.replica_manager
+    topics = services.topic_manager
     bad_acks = acks not in (0, 1, -1)
     transactional = request.transactional_id is not None
     zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
