@@ -14,7 +14,10 @@ if TYPE_CHECKING:
     from franz.broker.services import BrokerServices
     from franz.network.connection import KafkaConnection
 
-__all__ = ["RawBody", "RequestContext"]
+__all__ = ["PLAINTEXT_LISTENER", "RawBody", "RequestContext"]
+
+#: The name of Franz's one listener (TLS and SASL listeners are not served yet).
+PLAINTEXT_LISTENER = "PLAINTEXT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,14 @@ class RequestContext:
     @property
     def client_id(self) -> str:
         return self.header.client_id or ""
+
+    @property
+    def listener_name(self) -> str:
+        """The listener the request came in on (Kafka's ``RequestContext.listenerName``):
+        the endpoints answered (Metadata, DescribeCluster, FindCoordinator) are of this
+        listener. Franz serves one PLAINTEXT listener (``franz.broker.broker.parse_listener``).
+        """
+        return PLAINTEXT_LISTENER
 
     @property
     def client_host(self) -> str:

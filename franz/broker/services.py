@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from franz.cluster.replica_manager import ReplicaManager
     from franz.config.broker import BrokerConfig
     from franz.coordinator.group.coordinator import GroupCoordinator
+    from franz.metadata.cache import MetadataCache
     from franz.storage.log_manager import LogManager
 
 __all__ = ["BrokerServices"]
@@ -64,6 +65,12 @@ class BrokerServices(Protocol):
     @property
     def fetch_max_bytes(self) -> int:
         """``fetch.max.bytes``: the cap on a Fetch response's ``max_bytes``."""
+        ...
+
+    @property
+    def metadata_cache(self) -> MetadataCache:
+        """Brokers, controller, partition states, topic ids and configs: what handlers read
+        about the cluster."""
         ...
 
     @property

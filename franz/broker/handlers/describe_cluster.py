@@ -47,7 +47,12 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             "brokers": [],
             "cluster_authorized_operations": OPERATIONS_OMITTED,
         }
-    host, port = services.advertised_address
+    cache = services.metadata_cache
+    brokers = [
+        {"broker_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
+        for node in cache.alive_broker_nodes(ctx.listener_name)
+    ]
+    controller_id = cache.controller_id
     requested = bool(getattr(request, "include_cluster_authorized_operations", False))
     return {
         "throttle_time": 0,
@@ -55,10 +60,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "error_message": None,
         "endpoint_type": BROKER_ENDPOINT,
         "cluster_id": services.cluster_id,
-        "controller_id": services.broker_id,
-        "brokers": [
-            {"broker_id": services.broker_id, "host": host, "port": port, "rack": services.rack}
-        ],
+        "controller_id": -1 if controller_id is None else controller_id,
+        "brokers": brokers,
         "cluster_authorized_operations": (
             CLUSTER_OPERATIONS if requested else OPERATIONS_OMITTED
         ),

@@ -88,10 +88,10 @@ def _describe(ctx: RequestContext, resource: Any) -> list[ConfigEntry]:
     kind = resource.resource_type
     if kind == ResourceType.TOPIC:
         validate_topic_name(name)
-        record = services.topic_manager.get(name)
-        if record is None:
+        cache = services.metadata_cache
+        if not cache.contains(name):
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
-        return describe_topic_configs(services.config, record.configs, keys)
+        return describe_topic_configs(services.config, cache.topic_configs(name), keys)
     if kind == ResourceType.BROKER:
         if broker_resource_id(name, services.broker_id) is None:
             return describe_default_broker_configs(services.config, keys)

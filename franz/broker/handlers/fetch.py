@@ -72,19 +72,17 @@ class _Plan:
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
     services = ctx.services
     version = ctx.api_version
-    topics = services.topic_manager
+    metadata = services.metadata_cache
     requested: list[CachedPartition] = []
     topic_ids: dict[str, uuid.UUID] = {}
     for topic in request.topics:
         name: str = getattr(topic, "topic", None) or ""
         topic_id = getattr(topic, "topic_id", None)
         if version >= 13:
-            record = topics.by_id(topic_id)
-            name = record.name if record is not None else f"<unknown topic id {topic_id}>"
+            name = metadata.topic_name(topic_id) or f"<unknown topic id {topic_id}>"
             topic_ids[name] = topic_id if topic_id is not None else _ZERO_UUID
         else:
-            record = topics.get(name)
-            topic_ids[name] = record.topic_id if record is not None else _ZERO_UUID
+            topic_ids[name] = metadata.topic_id(name) or _ZERO_UUID
         for p in topic.partitions:
             requested.append(
                 CachedPartition(
@@ -99,8 +97,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
     for topic in getattr(request, "forgotten_topics_data", ()) or ():
         name = getattr(topic, "topic", None) or ""
         if version >= 13:
-            record = topics.by_id(topic.topic_id)
-            name = record.name if record is not None else f"<unknown topic id {topic.topic_id}>"
+            name = metadata.topic_name(topic.topic_id) or f"<unknown topic id {topic.topic_id}>"
         forgotten.extend((name, p) for p in topic.partitions)
 
     session_id = getattr(request, "session_id", 0)
@@ -131,8 +128,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                 session.forget(key)
             for cached in session.partitions.values():
                 if cached.topic not in topic_ids:
-                    record = topics.get(cached.topic)
-                    topic_ids[cached.topic] = record.topic_id if record else _ZERO_UUID
+                    topic_ids[cached.topic] = metadata.topic_id(cached.topic) or _ZERO_UUID
     if session is not None:
         # Epochs wrap from Int32.MAX to 1 (0 and -1 are the initial and final markers).
         session.next_epoch = (epoch % (2**31 - 1)) + 1 if incremental else 1
@@ -189,7 +185,7 @@ def _read(
         except Exception as exc:
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_ID
-                if plan.version >= 13 and ctx.services.topic_manager.get(cached.topic) is None
+                if plan.version >= 13 and not ctx.services.metadata_cache.contains(cached.topic)
                 else error_code_for(exc)
             )
             errors = True
