@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from franz.cluster.partition import INITIAL_LEADER_EPOCH, LeaderAndIsrPartitionState
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
@@ -252,12 +253,29 @@ class TopicManager:
         self.publish_metadata()
 
     def _host(self, record: TopicRecord, assignment: Mapping[int, list[int]]) -> None:
-        config = self.log_config(record.name)
-        for partition, replicas in sorted(assignment.items()):
-            if self.broker_id in replicas:
-                self.replica_manager.make_leader(
-                    TopicPartition(record.name, partition), record.topic_id, config, replicas
-                )
+        """The in-process controller's LeaderAndIsr for ``assignment``: this broker leads
+        every partition it is a replica of, ISR = [self], leader epoch 0 (a single node never
+        elects another leader). Raises the first partition's error (KAFKA_STORAGE_ERROR when
+        its log cannot be created)."""
+        states = [
+            LeaderAndIsrPartitionState(
+                record.name,
+                partition,
+                leader=self.broker_id,
+                leader_epoch=INITIAL_LEADER_EPOCH,
+                isr=(self.broker_id,),
+                replicas=tuple(replicas),
+            )
+            for partition, replicas in sorted(assignment.items())
+            if self.broker_id in replicas
+        ]
+        errors = self.replica_manager.become_leader_or_follower(
+            states, {record.name: record.topic_id}
+        )
+        for state in states:
+            error = errors.get(state.topic_partition)
+            if error is not None:
+                raise error
 
     # -- changes ----------------------------------------------------------------------------
 

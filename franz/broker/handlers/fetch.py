@@ -199,13 +199,9 @@ def _read(
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
-        epoch = cached.current_leader_epoch
-        if epoch >= 0 and epoch != partition.leader_epoch:
-            result.error_code = (
-                ErrorCode.FENCED_LEADER_EPOCH
-                if epoch < partition.leader_epoch
-                else ErrorCode.UNKNOWN_LEADER_EPOCH
-            )
+        fenced = partition.check_current_leader_epoch(cached.current_leader_epoch)
+        if fenced != ErrorCode.NONE:
+            result.error_code = fenced
             errors = True
             continue
         limit = min(cached.max_bytes, remaining)

@@ -45,14 +45,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             try:
                 tp = TopicPartition(topic.name, p.partition_index)
                 partition = replica_manager.get_partition(tp)
-                epoch = getattr(p, "current_leader_epoch", -1)
-                if epoch >= 0 and epoch != partition.leader_epoch:
-                    code = (
-                        ErrorCode.FENCED_LEADER_EPOCH
-                        if epoch < partition.leader_epoch
-                        else ErrorCode.UNKNOWN_LEADER_EPOCH
-                    )
-                    partitions.append(_error(p.partition_index, code))
+                fenced = partition.check_current_leader_epoch(
+                    getattr(p, "current_leader_epoch", -1)
+                )
+                if fenced != ErrorCode.NONE:
+                    partitions.append(_error(p.partition_index, fenced))
                     continue
                 timestamp, offset, leader_epoch = _lookup(partition, p.timestamp)
             except Exception as exc:
