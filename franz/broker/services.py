@@ -4,8 +4,9 @@ Handlers get a ``BrokerServices`` on ``RequestContext.services``, never the ``Br
 seam along which cluster mode (issue 16) wires the same handlers to a ZooKeeper-fed metadata
 cache and a replicating replica manager. It is a ``typing.Protocol``: ``Broker`` satisfies
 it structurally, so every member reads the live value (``config`` changes with dynamic
-broker configs, ``advertised_address`` knows the bound port once listening), and a test may
-pass any object with these members.
+broker configs), and a test may pass any object with these members. Brokers' endpoints and
+racks, the controller and partition states are the metadata cache's
+(``franz.metadata.cache``), not members here.
 
 Kafka's ``KafkaApis`` takes the same collaborators as constructor arguments (``replicaManager``,
 ``groupCoordinator``, ``zkSupport.adminManager``, ``metadataCache``, ``fetchManager``,
@@ -42,17 +43,6 @@ class BrokerServices(Protocol):
 
     @property
     def cluster_id(self) -> str: ...
-
-    @property
-    def rack(self) -> str | None:
-        """``broker.rack`` (None: unset)."""
-        ...
-
-    @property
-    def advertised_address(self) -> tuple[str, int]:
-        """Host and port clients should connect to (``advertised.listeners``, else the
-        bound listener)."""
-        ...
 
     @property
     def config(self) -> BrokerConfig:
