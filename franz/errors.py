@@ -719,6 +719,12 @@ class UnknownTopicIdError(ApiError):
     code = ErrorCode.UNKNOWN_TOPIC_ID
 
 
+class StaleControllerEpochError(ApiError):
+    """A controller request (LeaderAndIsr) older than what this broker already applied."""
+
+    code = ErrorCode.STALE_CONTROLLER_EPOCH
+
+
 class CoordinatorNotAvailableError(ApiError):
     """No coordinator serves the request (e.g. transactions, which Franz lacks)."""
 

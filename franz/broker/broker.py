@@ -43,6 +43,7 @@ from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
 from franz.errors import InvalidConfigurationError
+from franz.metadata.cache import BrokerEndpoint, MetadataBroker, MetadataCache
 from franz.metadata.local import LocalMetadataStore
 from franz.network.limits import parse_per_ip_overrides
 from franz.network.server import SocketServer, SocketServerConfig
@@ -130,10 +131,16 @@ class Broker:
             cleaner_config=CleanerConfig.from_broker_config(config.get),
             recovery_verify_all=config.get("log.recovery.verify.all"),
             on_all_dirs_failed=self._halt_on_storage_failure,
+            on_log_dir_failure=self._on_log_dir_failure,
         )
         self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
+        self.metadata_cache = MetadataCache(self.broker_id)
         self.topic_manager = TopicManager(
-            config, self.store, self.replica_manager, broker_id=self.broker_id
+            config,
+            self.store,
+            self.replica_manager,
+            broker_id=self.broker_id,
+            metadata_cache=self.metadata_cache,
         )
         self.dynamic_config = DynamicBrokerConfig(
             config, self.store, self.broker_id, self._reconfigure
@@ -194,6 +201,21 @@ class Broker:
             )
             _halt()
 
+    def _on_log_dir_failure(self, directory: Path) -> None:
+        """A log dir failed: its partitions lose their leader in the metadata cache."""
+        self.topic_manager.publish_metadata()
+
+    def _publish_live_brokers(self) -> None:
+        """Register this broker, the only live one, in the metadata cache (once listening:
+        the endpoint carries the bound port), as its own controller would on startup."""
+        host, port = self.advertised_address
+        endpoint = BrokerEndpoint(host, port, self.listener.name, self.listener.name)
+        self.metadata_cache.update_metadata(
+            controller_id=self.broker_id,
+            live_brokers=[MetadataBroker(self.broker_id, (endpoint,), self.rack)],
+            partition_states=[],
+        )
+
     def _reconfigure(self, config: BrokerConfig) -> None:
         """A dynamic broker config changed: ``config`` is the new effective one. Applied live:
         the topic defaults (every log without its own override follows at once) and
@@ -238,6 +260,7 @@ class Broker:
             self.offsets_log.load_into(self.group_coordinator)
             self.group_coordinator.arm_all()
             await self.server.start()
+            self._publish_live_brokers()
         except BaseException:
             self.log_manager.shutdown()
             raise

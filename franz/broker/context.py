@@ -1,4 +1,5 @@
-"""What a handler gets besides its request: the header, the connection, the broker."""
+"""What a handler gets besides its request: the header, the connection and the broker's
+services (``franz.broker.services.BrokerServices``, never the ``Broker`` itself)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,20 @@ from franz.protocol.fetch import FileRegion
 from franz.protocol.headers import RequestHeader
 
 if TYPE_CHECKING:
-    from franz.broker.broker import Broker
+    from franz.broker.services import BrokerServices
     from franz.network.connection import KafkaConnection
 
-__all__ = ["RawBody", "RequestContext"]
+__all__ = ["PLAINTEXT_LISTENER", "RawBody", "RequestContext"]
+
+#: The name of Franz's one listener (TLS and SASL listeners are not served yet).
+PLAINTEXT_LISTENER = "PLAINTEXT"
 
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     header: RequestHeader
     connection: KafkaConnection
-    broker: Broker
+    services: BrokerServices
     #: The dispatcher's (one per broker); a fresh one only where a context is made alone.
     refusals: RefusalLog = field(default_factory=RefusalLog)
 
@@ -31,6 +35,14 @@ class RequestContext:
     @property
     def client_id(self) -> str:
         return self.header.client_id or ""
+
+    @property
+    def listener_name(self) -> str:
+        """The listener the request came in on (Kafka's ``RequestContext.listenerName``):
+        the endpoints answered (Metadata, DescribeCluster, FindCoordinator) are of this
+        listener. Franz serves one PLAINTEXT listener (``franz.broker.broker.parse_listener``).
+        """
+        return PLAINTEXT_LISTENER
 
     @property
     def client_host(self) -> str:

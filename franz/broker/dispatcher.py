@@ -61,7 +61,7 @@ from franz.protocol.produce import decode_produce_request
 from franz.protocol.stand_ins import stand_in_for
 
 if TYPE_CHECKING:
-    from franz.broker.broker import Broker
+    from franz.broker.services import BrokerServices
 
 __all__ = ["Dispatcher"]
 
@@ -86,8 +86,8 @@ def unsupported_api_versions_body() -> bytes:
 class Dispatcher:
     """The ``RequestHandler`` the network layer calls for every frame."""
 
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, services: BrokerServices) -> None:
+        self.services = services
         self.refusals = RefusalLog()
 
     def _refused(
@@ -160,7 +160,7 @@ class Dispatcher:
         except InvalidRequestError as exc:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
-        context = RequestContext(header, connection, self.broker, self.refusals)
+        context = RequestContext(header, connection, self.services, self.refusals)
         result = handler(context, request)
         if isinstance(result, Awaitable):
             return self._complete_later(header, result)

@@ -20,6 +20,11 @@ Kafka the controller's topic would stay, offline, with leader -1). CreatePartiti
 new logs before it records them, so a failure has nothing to undo in the store (a crash in
 between leaves logs that the next start adopts, completing the request).
 
+The metadata cache (``franz.metadata.cache.MetadataCache``, what handlers read) is filled
+here, as the in-process controller's UpdateMetadata to this broker would fill it
+(``publish_metadata``): after every topic, partition or config change, at startup, and when
+a log dir fails (its partitions lose their leader: leader -1, this broker offline).
+
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
 """
@@ -28,9 +33,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
+from franz.cluster.partition import INITIAL_LEADER_EPOCH, LeaderAndIsrPartitionState
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
@@ -47,11 +53,20 @@ from franz.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from franz.metadata.cache import (
+    INTERNAL_TOPICS,
+    LEADER_DURING_DELETE,
+    NO_LEADER,
+    MetadataCache,
+    UpdateMetadataPartitionState,
+    is_internal_topic,
+)
 from franz.metadata.store import MetadataStore, TopicRecord
 from franz.protocol.kafka_uuid import random_uuid
 from franz.storage.files import TopicPartition
 
 __all__ = [
+    "INTERNAL_TOPICS",
     "MAX_TOPIC_NAME_LENGTH",
     "InvalidReplicaAssignmentError",
     "TopicManager",
@@ -62,8 +77,6 @@ log = logging.getLogger(__name__)
 
 MAX_TOPIC_NAME_LENGTH: Final = 249
 _LEGAL: Final = re.compile(r"[a-zA-Z0-9._-]+")
-#: Kafka's internal topics (issue 4 adds ``__consumer_offsets``).
-INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
 #: DeleteRecords' "up to the high watermark" offset (``DeleteRecordsRequest.HIGH_WATERMARK``).
 HIGH_WATERMARK: Final = -1
 
@@ -95,11 +108,13 @@ class TopicManager:
         replica_manager: ReplicaManager,
         *,
         broker_id: int,
+        metadata_cache: MetadataCache | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.replica_manager = replica_manager
         self.broker_id = broker_id
+        self.metadata_cache = metadata_cache or MetadataCache(broker_id)
         self._default_log_config = config.log_config()
 
     def reconfigure(self, config: BrokerConfig) -> None:
@@ -137,7 +152,74 @@ class TopicManager:
         return self._default_log_config.with_overrides(record.configs)
 
     def is_internal(self, name: str) -> bool:
-        return name in INTERNAL_TOPICS
+        return is_internal_topic(name)
+
+    # -- the in-process controller's UpdateMetadata -----------------------------------------
+
+    def publish_metadata(
+        self,
+        topics: Iterable[str] | None = None,
+        *,
+        deleted: Mapping[str, Iterable[int]] | None = None,
+    ) -> None:
+        """Send the metadata cache the state of ``topics`` (None: every topic) and the
+        ``deleted`` partitions, as this broker's own controller's UpdateMetadata would.
+
+        A partition hosted here is led by this broker (ISR and replicas from its
+        ``Partition``); one whose log dir failed has no leader and this broker among its
+        offline replicas (Kafka's controller moves leadership off an offline replica, and
+        here there is no other); one not hosted at all (its log could not be created) has
+        no leader, no ISR, and every replica offline.
+        """
+        records = self.store.topics()
+        names = records if topics is None else [t for t in topics if t in records]
+        states: list[UpdateMetadataPartitionState] = []
+        topic_ids = {}
+        for name in names:
+            record = records[name]
+            topic_ids[name] = record.topic_id
+            self.metadata_cache.update_topic_configs(name, record.configs)
+            for index, replicas in sorted(record.assignment.items()):
+                states.append(self._partition_state(name, index, replicas))
+        for name, partitions in (deleted or {}).items():
+            states.extend(
+                UpdateMetadataPartitionState(name, p, LEADER_DURING_DELETE, -1, (), ())
+                for p in partitions
+            )
+        cache = self.metadata_cache
+        cache.update_metadata(
+            controller_id=self.broker_id,
+            live_brokers=cache.alive_brokers(),
+            partition_states=states,
+            topic_ids=topic_ids,
+        )
+
+    def _partition_state(
+        self, topic: str, index: int, replicas: list[int]
+    ) -> UpdateMetadataPartitionState:
+        partition = self.replica_manager.partitions.get(TopicPartition(topic, index))
+        if partition is None:
+            return UpdateMetadataPartitionState(
+                topic, index, NO_LEADER, -1, (), tuple(replicas), tuple(replicas)
+            )
+        if partition.log.offline:
+            return UpdateMetadataPartitionState(
+                topic,
+                index,
+                NO_LEADER,
+                partition.leader_epoch,
+                tuple(partition.isr),
+                tuple(partition.replicas),
+                (self.broker_id,),
+            )
+        return UpdateMetadataPartitionState(
+            topic,
+            index,
+            partition.leader_id,
+            partition.leader_epoch,
+            tuple(partition.isr),
+            tuple(partition.replicas),
+        )
 
     # -- startup ----------------------------------------------------------------------------
 
@@ -168,14 +250,32 @@ class TopicManager:
             log.info("adopted %d partition(s) of topic %s found on disk", len(tps), topic)
         for record in self.store.topics().values():
             self._host(record, record.assignment)
+        self.publish_metadata()
 
     def _host(self, record: TopicRecord, assignment: Mapping[int, list[int]]) -> None:
-        config = self.log_config(record.name)
-        for partition, replicas in sorted(assignment.items()):
-            if self.broker_id in replicas:
-                self.replica_manager.make_leader(
-                    TopicPartition(record.name, partition), record.topic_id, config, replicas
-                )
+        """The in-process controller's LeaderAndIsr for ``assignment``: this broker leads
+        every partition it is a replica of, ISR = [self], leader epoch 0 (a single node never
+        elects another leader). Raises the first partition's error (KAFKA_STORAGE_ERROR when
+        its log cannot be created)."""
+        states = [
+            LeaderAndIsrPartitionState(
+                record.name,
+                partition,
+                leader=self.broker_id,
+                leader_epoch=INITIAL_LEADER_EPOCH,
+                isr=(self.broker_id,),
+                replicas=tuple(replicas),
+            )
+            for partition, replicas in sorted(assignment.items())
+            if self.broker_id in replicas
+        ]
+        errors = self.replica_manager.become_leader_or_follower(
+            states, {record.name: record.topic_id}
+        )
+        for state in states:
+            error = errors.get(state.topic_partition)
+            if error is not None:
+                raise error
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -257,6 +357,7 @@ class TopicManager:
         except KafkaStorageError:
             self._roll_back_creation(record)
             raise
+        self.publish_metadata([name])
         log.info(
             "created topic %s with %d partition(s)%s",
             name,
@@ -278,6 +379,10 @@ class TopicManager:
             log.error("could not remove the failed topic %s from the store: %s", record.name, exc)
         else:
             log.warning("creating topic %s failed on disk: rolled back", record.name)
+        if record.name in self.store.topics():
+            self.publish_metadata([record.name])
+        else:
+            self.publish_metadata(deleted={record.name: record.assignment})
 
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
         """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None."""
@@ -292,6 +397,7 @@ class TopicManager:
         self.store.delete_topic(name)
         for partition in record.assignment:
             self.replica_manager.remove_partition(TopicPartition(name, partition), delete=True)
+        self.publish_metadata(deleted={name: record.assignment})
         log.info("deleted topic %s", name)
 
     def create_partitions(
@@ -337,6 +443,7 @@ class TopicManager:
         except OSError as exc:
             self._remove_partitions(name, new)
             raise KafkaStorageError(f"cannot record the partitions of '{name}': {exc}") from exc
+        self.publish_metadata([name])
         log.info("increased the partitions of topic %s from %d to %d", name, current, count)
 
     def _check_manual_replicas(self, replicas: list[int]) -> None:
@@ -369,6 +476,7 @@ class TopicManager:
             return
         self.store.set_topic_configs(name, clean)
         self.replica_manager.log_manager.update_topic_config(name, self.log_config(name))
+        self.metadata_cache.update_topic_configs(name, clean)
         log.info("updated the configs of topic %s: %s", name, clean or "(defaults)")
 
     def delete_records(self, tp: TopicPartition, offset: int) -> int:

@@ -1,49 +1,162 @@
 """One partition replica on this broker (Kafka's ``Partition``).
 
-Single-node mode: this broker is the leader and the only replica, so the ISR is ``{self}``
-and the high watermark follows the log end offset on every append (Kafka's
-``maybeIncrementLeaderHW`` with one ISR member). Replication (followers, ISR shrink/expand
-through the controller) extends this class in cluster mode.
+State (Kafka's names): the assigned ``replicas``, the ``isr``, ``leader_id`` (-1: no leader
+known), ``leader_epoch`` (-1 until the first LeaderAndIsr), ``partition_epoch`` (the zk
+version of the partition's ``state`` znode), and the high watermark (held by the log). A new
+``Partition`` leads nothing: the controller's LeaderAndIsr decides, applied by
+``ReplicaManager.become_leader_or_follower`` through ``make_leader`` / ``make_follower``
+(Kafka's ``Partition.makeLeader`` / ``makeFollower``). In embedded single-node mode the
+broker's in-process controller step sends ISR = replicas = [self] with leader epoch 0 when a
+partition is created or loaded.
+
+Leader: the high watermark is the smallest log end offset of the ISR members
+(``maybe_increment_leader_hw``, Kafka's ``maybeIncrementLeaderHW``); with ISR = {self} it
+follows the log end offset on every append. Followers' log end offsets arrive with
+replication (issue 16); until then an ISR with other members holds the HW where it is.
+
+Leader-epoch fencing (KIP-320) is decided here, once: ``check_current_leader_epoch`` answers
+FENCED_LEADER_EPOCH for a request's ``current_leader_epoch`` older than this replica's,
+UNKNOWN_LEADER_EPOCH for a newer one, NONE for an equal one or -1 (no epoch given).
 
 Concurrency: owned by the event loop; every method runs on it.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
+from dataclasses import dataclass
+from typing import Final
 
+from franz.errors import ErrorCode
 from franz.storage.files import TopicPartition
 from franz.storage.log import FetchDataInfo, Log, LogAppendInfo
 
-__all__ = ["Partition"]
+__all__ = ["INITIAL_LEADER_EPOCH", "NO_LEADER", "LeaderAndIsrPartitionState", "Partition"]
+
+log = logging.getLogger(__name__)
+
+#: Kafka's ``LeaderAndIsr.NoLeader``.
+NO_LEADER: Final = -1
+#: Kafka's ``LeaderAndIsr.InitialLeaderEpoch``: a new partition's first leader epoch.
+INITIAL_LEADER_EPOCH: Final = 0
+#: The leader epoch before any LeaderAndIsr (Kafka's ``LeaderAndIsr.InitialLeaderEpoch - 1``).
+NO_LEADER_EPOCH: Final = -1
+#: A request's "no current leader epoch" (``RecordBatch.NO_PARTITION_LEADER_EPOCH``).
+NO_PARTITION_LEADER_EPOCH: Final = -1
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrPartitionState:
+    """Kafka's ``LeaderAndIsrPartitionState``: one partition of a LeaderAndIsr request.
+
+    ``partition_epoch`` is the zk version of the partition's ``state`` znode; ``is_new``
+    says the replica was just created by the controller (its log may be created anywhere).
+    """
+
+    topic_name: str
+    partition_index: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    partition_epoch: int = 0
+    is_new: bool = False
+    controller_epoch: int = 0
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic_name, self.partition_index)
 
 
 class Partition:
     def __init__(
-        self,
-        tp: TopicPartition,
-        topic_id: uuid.UUID,
-        log: Log,
-        *,
-        broker_id: int,
-        replicas: list[int],
-        leader_epoch: int = 0,
+        self, tp: TopicPartition, topic_id: uuid.UUID, log: Log, *, broker_id: int
     ) -> None:
         self.topic_partition = tp
         self.topic_id = topic_id
         self.log = log
         self.broker_id = broker_id
-        self.replicas = replicas
-        self.isr = [broker_id]
-        self.leader_id = broker_id
-        self.leader_epoch = leader_epoch
-        # Becoming leader with ISR = {self}: everything in the log is committed.
-        log.update_high_watermark(log.log_end_offset)
-        # As Kafka's ``Partition.makeLeader``: the new epoch starts at the log end now, so the
-        # leader-epoch checkpoint (a write and two fsyncs) is written when leadership is taken,
-        # not by the first produce request (which made a first write to 1,000 new partitions
-        # spend a third of its time in fsync).
-        log.leader_epoch_cache.assign(leader_epoch, log.log_end_offset)
+        self.replicas: list[int] = []
+        self.isr: list[int] = []
+        self.leader_id = NO_LEADER
+        self.leader_epoch = NO_LEADER_EPOCH
+        self.partition_epoch = -1
+
+    # -- LeaderAndIsr ----------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.broker_id
+
+    def make_leader(self, state: LeaderAndIsrPartitionState) -> bool:
+        """Become (or stay) the leader (Kafka's ``Partition.makeLeader``); True if this
+        replica was not the leader before.
+
+        A new leader epoch starts at the log end offset: it goes into the leader-epoch
+        checkpoint now (a write and two fsyncs), as Kafka's ``maybeAssignEpochStartOffset``,
+        not at the first produce (which made a first write to 1,000 new partitions spend a
+        third of its time in fsync). Then the high watermark moves as the ISR allows.
+        """
+        was_leader = self.is_leader
+        if state.leader_epoch > self.leader_epoch:
+            self.log.leader_epoch_cache.assign(state.leader_epoch, self.log.log_end_offset)
+        elif state.leader_epoch < self.leader_epoch:
+            log.warning(
+                "%s: LeaderAndIsr with stale leader epoch %d (current %d) applied as leader",
+                self.topic_partition,
+                state.leader_epoch,
+                self.leader_epoch,
+            )
+        self.replicas = list(state.replicas)
+        self.isr = list(state.isr)
+        self.leader_epoch = state.leader_epoch
+        self.partition_epoch = state.partition_epoch
+        self.leader_id = self.broker_id
+        self.maybe_increment_leader_hw()
+        return not was_leader
+
+    def make_follower(self, state: LeaderAndIsrPartitionState) -> bool:
+        """Follow ``state.leader`` (Kafka's ``Partition.makeFollower``); True if the leader
+        or the leader epoch changed (the fetcher must then restart from a truncation point).
+
+        A follower keeps no ISR (the leader owns it) and its high watermark: it learns the
+        leader's from its fetch responses.
+        """
+        unchanged = state.leader == self.leader_id and state.leader_epoch == self.leader_epoch
+        self.replicas = list(state.replicas)
+        self.isr = []
+        self.leader_epoch = state.leader_epoch
+        self.partition_epoch = state.partition_epoch
+        self.leader_id = state.leader
+        return not unchanged
+
+    def maybe_increment_leader_hw(self) -> bool:
+        """Leader only: move the HW up to the smallest log end offset of the ISR (only this
+        broker's is known until replication tracks followers); True if it moved."""
+        if not self.is_leader or self.isr != [self.broker_id]:
+            return False
+        before = self.log.high_watermark
+        return self.log.update_high_watermark(self.log.log_end_offset) > before
+
+    # -- fencing ---------------------------------------------------------------------------
+
+    def check_current_leader_epoch(self, current_leader_epoch: int) -> ErrorCode:
+        """KIP-320 fencing of a request's ``current_leader_epoch`` (Kafka's
+        ``Partition.checkCurrentLeaderEpoch``): older than this replica's epoch
+        FENCED_LEADER_EPOCH (the client's metadata is stale), newer UNKNOWN_LEADER_EPOCH
+        (this broker's is: retry), equal or -1 (none given) NONE."""
+        if current_leader_epoch <= NO_PARTITION_LEADER_EPOCH:
+            return ErrorCode.NONE
+        if current_leader_epoch < self.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if current_leader_epoch > self.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        return ErrorCode.NONE
+
+    # -- reads and appends -----------------------------------------------------------------
 
     @property
     def high_watermark(self) -> int:
@@ -60,11 +173,11 @@ class Partition:
     def append_records_to_leader(
         self, records: bytes | memoryview, *, from_client: bool = True
     ) -> LogAppendInfo:
-        """Append as leader and advance the HW (the ISR is this broker alone).
+        """Append as leader and advance the HW as the ISR allows.
         ``from_client=False``: the broker's own records (a coordinator's), Kafka's
         ``AppendOrigin.Coordinator``."""
         info = self.log.append_as_leader(records, self.leader_epoch, from_client=from_client)
-        self.log.update_high_watermark(self.log.log_end_offset)
+        self.maybe_increment_leader_hw()
         return info
 
     def read(self, offset: int, max_bytes: int, *, min_one_message: bool) -> FetchDataInfo:

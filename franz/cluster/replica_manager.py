@@ -1,6 +1,12 @@
 """The partitions this broker hosts, appends to them and long-poll wake-ups
 (Kafka's ``ReplicaManager`` with its fetch purgatory).
 
+Leadership comes from the controller: ``become_leader_or_follower`` applies a LeaderAndIsr
+request's partition states (Kafka's ``becomeLeaderOrFollower``), creating the replica and its
+log where needed, then ``Partition.make_leader`` or ``make_follower``. Both modes use it: the
+embedded single node's in-process controller step (``TopicManager``) and, in cluster mode,
+the LeaderAndIsr requests of the ZooKeeper-elected controller.
+
 Delayed fetches: a Fetch that found fewer than ``min_bytes`` waits on the partitions it reads
 (``wait_for_appends``); every append to a partition wakes its waiters at once, so a
 long-polling consumer sees a record within one event-loop turn of its append.
@@ -14,11 +20,16 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from franz.cluster.partition import Partition
-from franz.config.topic import LogConfig
-from franz.errors import NotLeaderOrFollowerError, UnknownTopicOrPartitionError
+from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
+from franz.errors import (
+    ApiError,
+    KafkaStorageError,
+    NotLeaderOrFollowerError,
+    StaleControllerEpochError,
+    UnknownTopicOrPartitionError,
+)
 from franz.storage.files import TopicPartition
 from franz.storage.log import LogAppendInfo
 from franz.storage.log_manager import LogManager
@@ -37,20 +48,56 @@ class ReplicaManager:
         #: Set at shutdown: delayed fetches answer at once with what they have.
         self.shutting_down = False
 
-    def make_leader(
+    def become_leader_or_follower(
         self,
-        tp: TopicPartition,
-        topic_id: uuid.UUID,
-        config: LogConfig,
-        replicas: list[int],
-    ) -> Partition:
-        existing = self.partitions.get(tp)
-        if existing is not None:
-            return existing
-        partition_log = self.log_manager.get_or_create_log(tp, config=config, topic_id=topic_id)
-        partition = Partition(
-            tp, topic_id, partition_log, broker_id=self.broker_id, replicas=replicas
-        )
+        states: Iterable[LeaderAndIsrPartitionState],
+        topic_ids: Mapping[str, uuid.UUID],
+    ) -> dict[TopicPartition, ApiError]:
+        """Apply LeaderAndIsr partition states (Kafka's ``becomeLeaderOrFollower``); return
+        the partitions that failed, each with its error (the response's non-NONE codes).
+
+        Per partition, as Kafka: a state that does not list this broker among its replicas
+        gets UNKNOWN_TOPIC_OR_PARTITION; one with a leader epoch older than the replica's
+        STALE_CONTROLLER_EPOCH (an equal epoch is applied: ISR and replica changes keep the
+        epoch); a log that cannot be created (every log dir offline, ENOSPC)
+        KAFKA_STORAGE_ERROR, and its replica is not created. The others become leader
+        (``state.leader`` is this broker) or follower. The controller epoch of the request
+        is not checked yet (cluster mode adds it).
+
+        ``topic_ids``: the topic id of each topic in ``states`` (LeaderAndIsr v5+), kept in
+        the log's ``partition.metadata``. The log's config is the log manager's for the
+        topic (``LogManager.topic_config``).
+        """
+        errors: dict[TopicPartition, ApiError] = {}
+        for state in states:
+            tp = TopicPartition(state.topic_name, state.partition_index)
+            if self.broker_id not in state.replicas:
+                errors[tp] = UnknownTopicOrPartitionError(
+                    f"broker {self.broker_id} is not a replica of {tp}: {list(state.replicas)}"
+                )
+                continue
+            partition = self.partitions.get(tp)
+            if partition is not None and state.leader_epoch < partition.leader_epoch:
+                errors[tp] = StaleControllerEpochError(
+                    f"LeaderAndIsr for {tp} with leader epoch {state.leader_epoch}, older than "
+                    f"the current {partition.leader_epoch}"
+                )
+                continue
+            if partition is None:
+                try:
+                    partition = self._create_partition(tp, topic_ids[state.topic_name])
+                except KafkaStorageError as exc:
+                    errors[tp] = exc
+                    continue
+            if state.leader == self.broker_id:
+                partition.make_leader(state)
+            else:
+                partition.make_follower(state)
+        return errors
+
+    def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
+        partition_log = self.log_manager.get_or_create_log(tp, topic_id=topic_id)
+        partition = Partition(tp, topic_id, partition_log, broker_id=self.broker_id)
         self.partitions[tp] = partition
         return partition
 
@@ -67,7 +114,7 @@ class ReplicaManager:
             raise UnknownTopicOrPartitionError(
                 f"This server does not host this topic-partition: {tp}"
             )
-        if partition.leader_id != self.broker_id:
+        if not partition.is_leader:
             raise NotLeaderOrFollowerError(f"broker {self.broker_id} is not the leader of {tp}")
         return partition
 

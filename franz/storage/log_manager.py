@@ -107,6 +107,7 @@ class LogManager:
         cleaner_config: CleanerConfig | None = None,
         recovery_verify_all: bool = False,
         on_all_dirs_failed: Callable[[], None] | None = None,
+        on_log_dir_failure: Callable[[Path], None] | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
@@ -119,6 +120,7 @@ class LogManager:
         self.cluster_id = cluster_id
         self._topic_config = topic_config
         self._on_all_dirs_failed = on_all_dirs_failed
+        self._on_log_dir_failure = on_log_dir_failure
         self.producer_id_expiration_ms = producer_id_expiration_ms
         #: ``log.recovery.verify.all``: CRC-check every segment at load (franz.storage.log_loader).
         self.recovery_verify_all = recovery_verify_all
@@ -433,8 +435,10 @@ class LogManager:
     def handle_log_dir_failure(self, directory: Path, exc: OSError) -> None:
         """Take every log of ``directory`` offline; other dirs keep serving.
 
-        If no dir is left online, log the fatal line and call ``on_all_dirs_failed`` (the
-        broker halts; see the module docstring).
+        Then ``on_log_dir_failure(directory)`` (the broker republishes the metadata of the
+        partitions now offline, as Kafka's ``ReplicaManager.handleLogDirFailure`` tells the
+        controller). If no dir is left online, log the fatal line and call
+        ``on_all_dirs_failed`` (the broker halts; see the module docstring).
         """
         directory = directory.resolve()
         if directory in self.offline_dirs:
@@ -450,6 +454,8 @@ class LogManager:
             len(affected),
             len(self.live_dirs),
         )
+        if self._on_log_dir_failure is not None:
+            self._on_log_dir_failure(directory)
         if not self.live_dirs:
             log.critical(
                 "Shutdown broker because all log dirs in %s have failed",

@@ -77,7 +77,7 @@ def alter_each_resource(
 
 
 def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
-    broker = ctx.broker
+    services = ctx.services
     kind = resource.resource_type
     name = resource.resource_name
     if kind in (ResourceType.TOPIC, ResourceType.BROKER):
@@ -85,14 +85,14 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
         if nulls:
             raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
     if kind == ResourceType.TOPIC:
-        if broker.topic_manager.get(name) is None:
+        if services.topic_manager.get(name) is None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         configs = {c.name: c.value for c in resource.configs}
-        broker.topic_manager.set_topic_configs(name, configs, validate_only=validate_only)
+        services.topic_manager.set_topic_configs(name, configs, validate_only=validate_only)
         return
     if kind == ResourceType.BROKER:
         configs = {c.name: c.value for c in resource.configs}
-        broker.dynamic_config.alter(name, configs, validate_only=validate_only)
+        services.dynamic_config.alter(name, configs, validate_only=validate_only)
         return
     raise InvalidRequestError(
         "AlterConfigs is only supported for topics and brokers, but resource type is "

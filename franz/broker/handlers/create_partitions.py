@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    topics = ctx.broker.topic_manager
+    topics = ctx.services.topic_manager
     validate_only = bool(getattr(request, "validate_only", False))
     counts = Counter(topic.name for topic in request.topics)
     results: list[dict[str, Any]] = []

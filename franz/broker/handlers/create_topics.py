@@ -50,7 +50,7 @@ ZERO_UUID: Final = uuid.UUID(int=0)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    topics = ctx.broker.topic_manager
+    topics = ctx.services.topic_manager
     validate_only = bool(getattr(request, "validate_only", False))
     counts = Counter(topic.name for topic in request.topics)
     results: list[dict[str, Any]] = []
@@ -82,7 +82,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 "replication_factor": len(record.assignment[0]),
                 "configs": [
                     entry.to_create_topics()
-                    for entry in describe_topic_configs(ctx.broker.config, record.configs)
+                    for entry in describe_topic_configs(ctx.services.config, record.configs)
                 ],
             }
         )

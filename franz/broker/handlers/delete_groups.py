@@ -12,7 +12,7 @@ __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    results = await ctx.broker.group_coordinator.delete_groups(list(request.groups_names))
+    results = await ctx.services.group_coordinator.delete_groups(list(request.groups_names))
     return {
         "throttle_time": 0,
         "results": [

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    topics = ctx.broker.topic_manager
+    topics = ctx.services.topic_manager
     results: list[dict[str, Any]] = []
     for topic in request.topics:
         partitions: list[dict[str, Any]] = []

@@ -37,7 +37,7 @@ ZERO_UUID: Final = uuid.UUID(int=0)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    topics = ctx.broker.topic_manager
+    topics = ctx.services.topic_manager
     entries: list[tuple[str | None, uuid.UUID]] = []
     if ctx.api_version >= 6:
         for entry in request.topics:
@@ -45,7 +45,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             entries.append((entry.name, topic_id))
     else:
         entries = [(name, ZERO_UUID) for name in request.topic_names]
-    if not ctx.broker.config.get("delete.topic.enable"):
+    if not ctx.services.config.get("delete.topic.enable"):
         ctx.refused("DeleteTopics", "delete.topic.enable is false")
         code = (
             ErrorCode.TOPIC_DELETION_DISABLED if ctx.api_version >= 3 else ErrorCode.INVALID_REQUEST
@@ -93,7 +93,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             continue
         try:
             topics.delete_topic(record.name)
-            ctx.broker.on_topic_deleted(record.name)
+            ctx.services.on_topic_deleted(record.name)
         except Exception as exc:
             code = error_code_for(exc)
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:

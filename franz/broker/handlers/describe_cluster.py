@@ -25,7 +25,7 @@ CONTROLLER_ENDPOINT: Final = 2
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    broker = ctx.broker
+    services = ctx.services
     endpoint_type = getattr(request, "endpoint_type", BROKER_ENDPOINT)
     if endpoint_type != BROKER_ENDPOINT:
         if endpoint_type == CONTROLLER_ENDPOINT:
@@ -47,18 +47,21 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             "brokers": [],
             "cluster_authorized_operations": OPERATIONS_OMITTED,
         }
-    host, port = broker.advertised_address
+    cache = services.metadata_cache
+    brokers = [
+        {"broker_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
+        for node in cache.alive_broker_nodes(ctx.listener_name)
+    ]
+    controller_id = cache.controller_id
     requested = bool(getattr(request, "include_cluster_authorized_operations", False))
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "endpoint_type": BROKER_ENDPOINT,
-        "cluster_id": broker.cluster_id,
-        "controller_id": broker.broker_id,
-        "brokers": [
-            {"broker_id": broker.broker_id, "host": host, "port": port, "rack": broker.rack}
-        ],
+        "cluster_id": services.cluster_id,
+        "controller_id": -1 if controller_id is None else controller_id,
+        "brokers": brokers,
         "cluster_authorized_operations": (
             CLUSTER_OPERATIONS if requested else OPERATIONS_OMITTED
         ),

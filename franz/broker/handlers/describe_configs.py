@@ -82,23 +82,23 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 
 
 def _describe(ctx: RequestContext, resource: Any) -> list[ConfigEntry]:
-    broker = ctx.broker
+    services = ctx.services
     keys = resource.configuration_keys
     name = resource.resource_name
     kind = resource.resource_type
     if kind == ResourceType.TOPIC:
         validate_topic_name(name)
-        record = broker.topic_manager.get(name)
-        if record is None:
+        cache = services.metadata_cache
+        if not cache.contains(name):
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
-        return describe_topic_configs(broker.config, record.configs, keys)
+        return describe_topic_configs(services.config, cache.topic_configs(name), keys)
     if kind == ResourceType.BROKER:
-        if broker_resource_id(name, broker.broker_id) is None:
-            return describe_default_broker_configs(broker.config, keys)
-        return describe_broker_configs(broker.config, keys)
+        if broker_resource_id(name, services.broker_id) is None:
+            return describe_default_broker_configs(services.config, keys)
+        return describe_broker_configs(services.config, keys)
     if kind == ResourceType.BROKER_LOGGER:
         if not name:
             raise InvalidRequestError("Broker id must not be empty")
-        broker_resource_id(name, broker.broker_id)
+        broker_resource_id(name, services.broker_id)
         return []
     raise InvalidRequestError(f"Unsupported resource type: {resource_type_name(kind)}")

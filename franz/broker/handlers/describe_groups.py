@@ -17,7 +17,7 @@ __all__ = ["handle"]
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    coordinator = ctx.broker.group_coordinator
+    coordinator = ctx.services.group_coordinator
     include = getattr(request, "include_authorized_operations", False)
     groups = []
     for group_id in request.groups:

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    log_manager = ctx.broker.log_manager
+    log_manager = ctx.services.log_manager
     wanted: set[TopicPartition] | None = None
     if request.topics is not None:
         wanted = {

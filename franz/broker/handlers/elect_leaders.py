@@ -38,12 +38,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         }
     if request.topic_partitions is None:
         return {"throttle_time": 0, "error_code": ErrorCode.NONE, "replica_election_results": []}
-    topics = ctx.broker.topic_manager
+    cache = ctx.services.metadata_cache
     results: dict[str, list[dict[str, Any]]] = {}
     for entry in request.topic_partitions:
-        record = topics.get(entry.topic)
         for partition in entry.partitions:
-            if record is None or partition not in record.assignment:
+            if cache.partition_info(entry.topic, partition) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 message = "The partition does not exist."
             else:

@@ -70,21 +70,19 @@ class _Plan:
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
-    broker = ctx.broker
+    services = ctx.services
     version = ctx.api_version
-    topics = broker.topic_manager
+    metadata = services.metadata_cache
     requested: list[CachedPartition] = []
     topic_ids: dict[str, uuid.UUID] = {}
     for topic in request.topics:
         name: str = getattr(topic, "topic", None) or ""
         topic_id = getattr(topic, "topic_id", None)
         if version >= 13:
-            record = topics.by_id(topic_id)
-            name = record.name if record is not None else f"<unknown topic id {topic_id}>"
+            name = metadata.topic_name(topic_id) or f"<unknown topic id {topic_id}>"
             topic_ids[name] = topic_id if topic_id is not None else _ZERO_UUID
         else:
-            record = topics.get(name)
-            topic_ids[name] = record.topic_id if record is not None else _ZERO_UUID
+            topic_ids[name] = metadata.topic_id(name) or _ZERO_UUID
         for p in topic.partitions:
             requested.append(
                 CachedPartition(
@@ -99,13 +97,12 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
     for topic in getattr(request, "forgotten_topics_data", ()) or ():
         name = getattr(topic, "topic", None) or ""
         if version >= 13:
-            record = topics.by_id(topic.topic_id)
-            name = record.name if record is not None else f"<unknown topic id {topic.topic_id}>"
+            name = metadata.topic_name(topic.topic_id) or f"<unknown topic id {topic.topic_id}>"
         forgotten.extend((name, p) for p in topic.partitions)
 
     session_id = getattr(request, "session_id", 0)
     epoch = getattr(request, "session_epoch", FINAL_EPOCH)
-    cache = broker.fetch_sessions
+    cache = services.fetch_sessions
     session: FetchSession | None = None
     incremental = False
     if version >= 7:
@@ -131,8 +128,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                 session.forget(key)
             for cached in session.partitions.values():
                 if cached.topic not in topic_ids:
-                    record = topics.get(cached.topic)
-                    topic_ids[cached.topic] = record.topic_id if record else _ZERO_UUID
+                    topic_ids[cached.topic] = metadata.topic_id(cached.topic) or _ZERO_UUID
     if session is not None:
         # Epochs wrap from Int32.MAX to 1 (0 and -1 are the initial and final markers).
         session.next_epoch = (epoch % (2**31 - 1)) + 1 if incremental else 1
@@ -145,7 +141,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         topic_ids=topic_ids,
         session=session,
         incremental=incremental,
-        max_bytes=min(request.max_bytes, broker.fetch_max_bytes),
+        max_bytes=min(request.max_bytes, services.fetch_max_bytes),
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
     )
@@ -156,7 +152,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
 
 
 async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerResult:
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     tps = [TopicPartition(c.topic, c.partition) for c in plan.partitions]
     deadline = time.monotonic() + plan.max_wait_ms / 1000
     while True:
@@ -174,7 +170,7 @@ async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerRes
 def _read(
     ctx: RequestContext, plan: _Plan
 ) -> tuple[list[tuple[CachedPartition, FetchPartitionResult]], int, bool]:
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     remaining = plan.max_bytes
     total = 0
     errors = False
@@ -189,7 +185,7 @@ def _read(
         except Exception as exc:
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_ID
-                if plan.version >= 13 and ctx.broker.topic_manager.get(cached.topic) is None
+                if plan.version >= 13 and not ctx.services.metadata_cache.contains(cached.topic)
                 else error_code_for(exc)
             )
             errors = True
@@ -203,13 +199,9 @@ def _read(
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
-        epoch = cached.current_leader_epoch
-        if epoch >= 0 and epoch != partition.leader_epoch:
-            result.error_code = (
-                ErrorCode.FENCED_LEADER_EPOCH
-                if epoch < partition.leader_epoch
-                else ErrorCode.UNKNOWN_LEADER_EPOCH
-            )
+        fenced = partition.check_current_leader_epoch(cached.current_leader_epoch)
+        if fenced != ErrorCode.NONE:
+            result.error_code = fenced
             errors = True
             continue
         limit = min(cached.max_bytes, remaining)

@@ -59,17 +59,22 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     if key_type == GROUP_KEY:
         try:
-            ctx.broker.offsets_log.ensure_topic()
+            ctx.services.offsets_log.ensure_topic()
         except Exception:
             log.exception("creating __consumer_offsets failed")
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        host, port = ctx.broker.advertised_address
+        # Embedded single node: this broker coordinates every group (it leads every
+        # ``__consumer_offsets`` partition); its endpoint comes from the metadata cache.
+        broker_id = ctx.services.broker_id
+        node = ctx.services.metadata_cache.alive_broker_node(broker_id, ctx.listener_name)
+        if node is None:
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return {
             "error_code": 0,
             "error_message": None,
-            "node_id": ctx.broker.broker_id,
-            "host": host,
-            "port": port,
+            "node_id": node.id,
+            "host": node.host,
+            "port": node.port,
         }
     if key_type == TRANSACTION_KEY:
         ctx.refused("transactions", f"FindCoordinator for transactional id {key!r}")

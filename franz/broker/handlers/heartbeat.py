@@ -11,7 +11,7 @@ __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    error = await ctx.broker.group_coordinator.heartbeat(
+    error = await ctx.services.group_coordinator.heartbeat(
         group_id=request.group_id,
         member_id=request.member_id,
         generation_id=request.generation_id,

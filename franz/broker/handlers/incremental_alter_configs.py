@@ -105,12 +105,12 @@ def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:
 
 
 def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
-    broker = ctx.broker
+    services = ctx.services
     kind = resource.resource_type
     name = resource.resource_name
     operations = _operations(resource)
     if kind == ResourceType.TOPIC:
-        topics = broker.topic_manager
+        topics = services.topic_manager
         record = topics.get(name)
         if record is None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
@@ -118,9 +118,9 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
         topics.set_topic_configs(name, overrides, validate_only=validate_only)
         return
     if kind == ResourceType.BROKER:
-        dynamic = broker.dynamic_config
+        dynamic = services.dynamic_config
         current = dynamic.entity_configs(name)
-        effective = broker.config
+        effective = services.config
         configs = apply_broker_operations(
             current,
             lambda key: effective.get(key) if effective.is_set(key) else kafka_broker_default(key),
@@ -129,7 +129,7 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
         dynamic.alter(name, configs, validate_only=validate_only)
         return
     if kind == ResourceType.BROKER_LOGGER:
-        broker_resource_id(name, broker.broker_id)
+        broker_resource_id(name, services.broker_id)
         for config, op, _ in operations:
             if op in (OpType.APPEND, OpType.SUBTRACT):
                 raise InvalidRequestError(

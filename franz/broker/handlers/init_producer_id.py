@@ -42,5 +42,5 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             "producer_id": -1,
             "producer_epoch": -1,
         }
-    producer_id = ctx.broker.producer_ids.next_id()
+    producer_id = ctx.services.producer_ids.next_id()
     return {"throttle_time": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}

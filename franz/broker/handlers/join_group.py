@@ -19,7 +19,7 @@ __all__ = ["handle"]
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     session_timeout = timedelta_ms(request.session_timeout)
     rebalance = getattr(request, "rebalance_timeout", None)
-    response = await ctx.broker.group_coordinator.join_group(
+    response = await ctx.services.group_coordinator.join_group(
         group_id=request.group_id,
         member_id=request.member_id,
         group_instance_id=getattr(request, "group_instance_id", None),

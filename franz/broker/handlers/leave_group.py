@@ -16,7 +16,7 @@ __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    coordinator = ctx.broker.group_coordinator
+    coordinator = ctx.services.group_coordinator
     if ctx.api_version < 3:
         error, results = await coordinator.leave_group(
             group_id=request.group_id, members=[(request.member_id, None)]

@@ -16,7 +16,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     types = {t.lower() for t in getattr(request, "types_filter", ())}
     listing = []
     if not types or "classic" in types:
-        listing = ctx.broker.group_coordinator.list_groups(getattr(request, "states_filter", ()))
+        listing = ctx.services.group_coordinator.list_groups(getattr(request, "states_filter", ()))
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.NONE,

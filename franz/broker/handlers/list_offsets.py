@@ -37,7 +37,7 @@ CONSUMER_REPLICA_ID = -1
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if ctx.api_version == 0:
         return _handle_v0(ctx, request)
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     topics = []
     for topic in request.topics:
         partitions = []
@@ -45,14 +45,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             try:
                 tp = TopicPartition(topic.name, p.partition_index)
                 partition = replica_manager.get_partition(tp)
-                epoch = getattr(p, "current_leader_epoch", -1)
-                if epoch >= 0 and epoch != partition.leader_epoch:
-                    code = (
-                        ErrorCode.FENCED_LEADER_EPOCH
-                        if epoch < partition.leader_epoch
-                        else ErrorCode.UNKNOWN_LEADER_EPOCH
-                    )
-                    partitions.append(_error(p.partition_index, code))
+                fenced = partition.check_current_leader_epoch(
+                    getattr(p, "current_leader_epoch", -1)
+                )
+                if fenced != ErrorCode.NONE:
+                    partitions.append(_error(p.partition_index, fenced))
                     continue
                 timestamp, offset, leader_epoch = _lookup(partition, p.timestamp)
             except Exception as exc:
@@ -98,7 +95,7 @@ def _error(index: int, code: ErrorCode) -> dict[str, Any]:
 
 
 def _handle_v0(ctx: RequestContext, request: LegacyListOffsetsRequest) -> HandlerResult:
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     from_consumer = request.replica_id == CONSUMER_REPLICA_ID
     topics = []
     for topic in request.topics:
@@ -109,7 +106,7 @@ def _handle_v0(ctx: RequestContext, request: LegacyListOffsetsRequest) -> Handle
                 tp = TopicPartition(topic.name, p.partition_index)
                 partition = replica_manager.get_partition(tp)
                 offsets = _legacy_offsets_before(
-                    partition, p.timestamp, p.max_num_offsets, ctx.broker.clock.wall_ms()
+                    partition, p.timestamp, p.max_num_offsets, ctx.services.clock.wall_ms()
                 )
             except Exception as exc:
                 code = error_code_for(exc)

@@ -5,7 +5,13 @@ the request's ``allow_auto_topic_creation`` (v4+; always true before) say so. In
 mode creation is synchronous, so the new topic is described in the same response instead of
 Kafka's first LEADER_NOT_AVAILABLE. Topics requested by id (v10+) that do not exist get
 UNKNOWN_TOPIC_ID; invalid names INVALID_TOPIC_EXCEPTION. A partition whose log dir failed
-has no leader (LEADER_NOT_AVAILABLE, leader -1, this broker offline: ``_offline_partition``).
+has no leader (LEADER_NOT_AVAILABLE, leader -1, this broker offline).
+
+Everything described comes from the metadata cache (``franz.metadata.cache``), as Kafka's
+``KafkaApis.handleTopicMetadataRequest`` reads its ``MetadataCache``; only auto-creation goes
+to the topic manager. A partition whose leader is not a live broker (-1: no leader, or a
+failed log dir: ``TopicManager.publish_metadata``) answers LEADER_NOT_AVAILABLE, as
+Kafka's ``ZkMetadataCache.getPartitionMetadata``.
 
 Authorized operations (v8+, ``franz.broker.authorized_operations``): with
 ``include_topic_authorized_operations`` every topic looked up by name, found or not, carries
@@ -26,54 +32,51 @@ from franz.broker.authorized_operations import (
 )
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
-from franz.cluster.partition import Partition
 from franz.errors import ApiError, ErrorCode, error_code_for
-from franz.metadata.store import TopicRecord
-from franz.storage.files import TopicPartition
+from franz.metadata.cache import MetadataCache, is_internal_topic
 
 __all__ = ["handle"]
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    broker = ctx.broker
+    services = ctx.services
     version = ctx.api_version
-    topics = broker.topic_manager
+    cache = services.metadata_cache
     requested = request.topics
     allow_auto_create = getattr(request, "allow_auto_topic_creation", True)
     results: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
-        for existing in sorted(topics.topics().values(), key=lambda r: r.name):
-            results.append(describe_topic(ctx, existing))
+        for existing in cache.all_topics():
+            results.append(describe_topic(cache, existing))
     else:
         for entry in requested:
             name: str | None = getattr(entry, "name", None)
             topic_id = getattr(entry, "topic_id", None)
-            record: TopicRecord | None
             if not name and topic_id is not None and topic_id.int != 0:
-                record = topics.by_id(topic_id)
-                if record is None:
+                found = cache.topic_name(topic_id)
+                if found is None:
                     results.append(
                         _error_topic(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
                     )
                 else:
-                    results.append(describe_topic(ctx, record))
+                    results.append(describe_topic(cache, found))
                 continue
             try:
                 name = validate_topic_name(name)
             except ApiError as exc:
                 results.append(_error_topic(name, None, exc.code))
                 continue
-            record = topics.get(name)
-            if record is None and allow_auto_create:
+            exists = cache.contains(name)
+            if not exists and allow_auto_create:
                 try:
-                    record = topics.maybe_auto_create(name)
+                    exists = services.topic_manager.maybe_auto_create(name) is not None
                 except ApiError as exc:
                     results.append(_error_topic(name, None, error_code_for(exc)))
                     continue
-            if record is None:
+            if not exists:
                 results.append(_error_topic(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             else:
-                results.append(describe_topic(ctx, record))
+                results.append(describe_topic(cache, name))
     if version >= 8 and getattr(request, "include_topic_authorized_operations", False):
         for result in results:
             if result["name"] is not None:
@@ -81,14 +84,16 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     cluster_operations = OPERATIONS_OMITTED
     if 8 <= version <= 10 and getattr(request, "include_cluster_authorized_operations", False):
         cluster_operations = CLUSTER_OPERATIONS
-    host, port = broker.advertised_address
+    brokers = [
+        {"node_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
+        for node in cache.alive_broker_nodes(ctx.listener_name)
+    ]
+    controller_id = cache.controller_id
     return {
         "throttle_time": 0,
-        "brokers": [
-            {"node_id": broker.broker_id, "host": host, "port": port, "rack": broker.rack}
-        ],
-        "cluster_id": broker.cluster_id,
-        "controller_id": broker.broker_id,
+        "brokers": brokers,
+        "cluster_id": services.cluster_id,
+        "controller_id": -1 if controller_id is None else controller_id,
         "topics": results,
         "cluster_authorized_operations": cluster_operations,
     }
@@ -107,61 +112,27 @@ def _error_topic(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, 
     return out
 
 
-def describe_topic(ctx: RequestContext, record: TopicRecord) -> dict[str, Any]:
-    replica_manager = ctx.broker.replica_manager
+def describe_topic(cache: MetadataCache, name: str) -> dict[str, Any]:
+    """One topic of the cache, as Metadata describes it."""
     partitions = []
-    for index, replicas in sorted(record.assignment.items()):
-        partition = replica_manager.partitions.get(TopicPartition(record.name, index))
-        if partition is None:
-            partitions.append(
-                {
-                    "error_code": ErrorCode.LEADER_NOT_AVAILABLE,
-                    "partition_index": index,
-                    "leader_id": -1,
-                    "leader_epoch": -1,
-                    "replica_nodes": replicas,
-                    "isr_nodes": [],
-                    "offline_replicas": replicas,
-                }
-            )
-            continue
-        if partition.log.offline:
-            partitions.append(_offline_partition(ctx, partition, index))
-            continue
+    for state in cache.partition_states(name):
+        led = state.leader >= 0 and cache.has_alive_broker(state.leader)
         partitions.append(
             {
-                "error_code": 0,
-                "partition_index": index,
-                "leader_id": partition.leader_id,
-                "leader_epoch": partition.leader_epoch,
-                "replica_nodes": partition.replicas,
-                "isr_nodes": partition.isr,
-                "offline_replicas": [],
+                "error_code": 0 if led else ErrorCode.LEADER_NOT_AVAILABLE,
+                "partition_index": state.partition_index,
+                "leader_id": state.leader if led else -1,
+                "leader_epoch": state.leader_epoch,
+                "replica_nodes": list(state.replicas),
+                "isr_nodes": list(state.isr),
+                "offline_replicas": list(state.offline_replicas),
             }
         )
     return {
         "error_code": 0,
-        "name": record.name,
-        "topic_id": record.topic_id,
-        "is_internal": ctx.broker.topic_manager.is_internal(record.name),
+        "name": name,
+        "topic_id": cache.topic_id(name),
+        "is_internal": is_internal_topic(name),
         "partitions": partitions,
         "topic_authorized_operations": OPERATIONS_OMITTED,
-    }
-
-
-def _offline_partition(ctx: RequestContext, partition: Partition, index: int) -> dict[str, Any]:
-    """A partition whose log dir failed, as a ZooKeeper-era Kafka cluster then shows it: the
-    controller moves leadership off the offline replica (``OfflineReplica``: leader -1, the
-    last ISR member kept), and with no other replica the partition has no leader, so Metadata
-    answers LEADER_NOT_AVAILABLE with this broker among the offline replicas. Clients then
-    hold their records for the partition (and fail them at their delivery timeout) instead
-    of sending them here; requests that do arrive get KAFKA_STORAGE_ERROR from the log."""
-    return {
-        "error_code": ErrorCode.LEADER_NOT_AVAILABLE,
-        "partition_index": index,
-        "leader_id": -1,
-        "leader_epoch": partition.leader_epoch,
-        "replica_nodes": partition.replicas,
-        "isr_nodes": partition.isr,
-        "offline_replicas": [ctx.broker.broker_id],
     }

@@ -39,7 +39,7 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 metadata=p.committed_metadata,
             )
     retention = getattr(request, "retention_time", None)
-    results = await ctx.broker.group_coordinator.commit_offsets(
+    results = await ctx.services.group_coordinator.commit_offsets(
         group_id=request.group_id,
         member_id=request.member_id,
         generation_id=request.generation_id_or_member_epoch,

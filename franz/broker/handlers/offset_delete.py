@@ -14,7 +14,7 @@ __all__ = ["handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-    error, results = await ctx.broker.group_coordinator.delete_offsets(request.group_id, wanted)
+    error, results = await ctx.services.group_coordinator.delete_offsets(request.group_id, wanted)
     topics = []
     if error is ErrorCode.NONE:
         topics = [

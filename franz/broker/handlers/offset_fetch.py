@@ -42,7 +42,7 @@ def _topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[str, A
     wanted: list[TopicPartitionKey] | None = None
     if topics is not None:
         wanted = [(t.name, p) for t in topics for p in t.partition_indexes]
-    offsets = ctx.broker.group_coordinator.fetch_offsets(group_id, wanted)
+    offsets = ctx.services.group_coordinator.fetch_offsets(group_id, wanted)
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for (topic, partition), om in offsets.items():
         by_topic.setdefault(topic, []).append(_partition(partition, om))

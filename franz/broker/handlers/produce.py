@@ -37,6 +37,7 @@ from franz.errors import (
     InvalidTimestampError,
     error_code_for,
 )
+from franz.metadata.cache import is_internal_topic
 from franz.network.connection import CloseConnection
 from franz.protocol.legacy_versions import encode_legacy_produce_response
 from franz.protocol.records.batch import MAGIC_V2
@@ -57,10 +58,10 @@ FIRST_BATCH_VERSION = 3
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    broker = ctx.broker
+    services = ctx.services
     acks = request.acks
-    replica_manager = broker.replica_manager
-    topics = broker.topic_manager
+    replica_manager = services.replica_manager
+    cache = services.metadata_cache
     bad_acks = acks not in (0, 1, -1)
     transactional = request.transactional_id is not None
     zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
@@ -76,9 +77,9 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         except ApiError as exc:
             topic_error = exc.code
         else:
-            if topics.get(name) is None:
+            if not cache.contains(name):
                 topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif topics.is_internal(name):
+            elif is_internal_topic(name):
                 # Kafka: "Cannot append to internal topic"; only coordinators write there.
                 topic_error = ErrorCode.INVALID_TOPIC_EXCEPTION
         if bad_acks:

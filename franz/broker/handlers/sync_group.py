@@ -13,7 +13,7 @@ __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    response = await ctx.broker.group_coordinator.sync_group(
+    response = await ctx.services.group_coordinator.sync_group(
         group_id=request.group_id,
         member_id=request.member_id,
         generation_id=request.generation_id,

@@ -1,0 +1,99 @@
+"""What request handlers may reach besides their request: the broker's services.
+
+Handlers get a ``BrokerServices`` on ``RequestContext.services``, never the ``Broker``: the
+seam along which cluster mode (issue 16) wires the same handlers to a ZooKeeper-fed metadata
+cache and a replicating replica manager. It is a ``typing.Protocol``: ``Broker`` satisfies
+it structurally, so every member reads the live value (``config`` changes with dynamic
+broker configs), and a test may pass any object with these members. Brokers' endpoints and
+racks, the controller and partition states are the metadata cache's
+(``franz.metadata.cache``), not members here.
+
+Kafka's ``KafkaApis`` takes the same collaborators as constructor arguments (``replicaManager``,
+``groupCoordinator``, ``zkSupport.adminManager``, ``metadataCache``, ``fetchManager``,
+``config``, ``time``, ...); this is that list, narrowed to what Franz's handlers use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from franz.broker.dynamic_config import DynamicBrokerConfig
+    from franz.broker.fetch_session import FetchSessionCache
+    from franz.broker.offsets_log import OffsetsTopicLog
+    from franz.broker.producer_ids import ProducerIdManager
+    from franz.broker.topic_manager import TopicManager
+    from franz.clock import Clock
+    from franz.cluster.replica_manager import ReplicaManager
+    from franz.config.broker import BrokerConfig
+    from franz.coordinator.group.coordinator import GroupCoordinator
+    from franz.metadata.cache import MetadataCache
+    from franz.storage.log_manager import LogManager
+
+__all__ = ["BrokerServices"]
+
+
+class BrokerServices(Protocol):
+    """The collaborators of the request handlers (read-only members, always current)."""
+
+    @property
+    def broker_id(self) -> int:
+        """This broker's ``broker.id``."""
+        ...
+
+    @property
+    def cluster_id(self) -> str: ...
+
+    @property
+    def config(self) -> BrokerConfig:
+        """The effective broker config (static, then dynamic broker configs)."""
+        ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def fetch_max_bytes(self) -> int:
+        """``fetch.max.bytes``: the cap on a Fetch response's ``max_bytes``."""
+        ...
+
+    @property
+    def metadata_cache(self) -> MetadataCache:
+        """Brokers, controller, partition states, topic ids and configs: what handlers read
+        about the cluster."""
+        ...
+
+    @property
+    def replica_manager(self) -> ReplicaManager: ...
+
+    @property
+    def log_manager(self) -> LogManager:
+        """The log dirs (DescribeLogDirs)."""
+        ...
+
+    @property
+    def topic_manager(self) -> TopicManager:
+        """Topic administration (Kafka's ``ZkAdminManager``): create, delete, partitions,
+        topic configs, DeleteRecords."""
+        ...
+
+    @property
+    def dynamic_config(self) -> DynamicBrokerConfig: ...
+
+    @property
+    def group_coordinator(self) -> GroupCoordinator: ...
+
+    @property
+    def offsets_log(self) -> OffsetsTopicLog:
+        """``__consumer_offsets`` (FindCoordinator creates it on first use)."""
+        ...
+
+    @property
+    def fetch_sessions(self) -> FetchSessionCache: ...
+
+    @property
+    def producer_ids(self) -> ProducerIdManager: ...
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """A topic was deleted: the group coordinator forgets its offsets."""
+        ...
