@@ -8,7 +8,7 @@ layer writes with ``sendfile`` straight from the page cache (Kafka's ``FileRecor
 
 Wire format, versions 0-17 (``FetchResponse.json``; flexible from v12: compact arrays and
 strings are uvarint(length + 1), every struct ends with tagged fields, which Franz leaves
-empty)::
+empty but for the current-leader hints)::
 
     FetchResponse
       throttle_time_ms int32                v1+
@@ -26,6 +26,9 @@ empty)::
           aborted_transactions [producer_id int64, first_offset int64]  nullable, v4+
           preferred_read_replica int32      v11+
           records nullable bytes            int32 length; flexible: uvarint(length + 1)
+          <tagged> 1: current_leader {leader_id int32, leader_epoch int32}  v12+
+      <tagged> 0: node_endpoints [node_id int32, host string, port int32,
+                  rack nullable string]                                     v16+
 
 Fetch v0-3 carry message sets of magic 0 (v0-1) or 1 (v2-3): the handler down-converts
 (``franz.protocol.records.legacy``) and passes ``bytes``, never file regions.
@@ -42,7 +45,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["FetchPartitionResult", "FetchTopicResult", "FileRegion", "encode_fetch_response"]
+__all__ = [
+    "FetchPartitionResult",
+    "FetchTopicResult",
+    "FileRegion",
+    "NodeEndpoint",
+    "encode_fetch_response",
+]
 
 _I16: Final = struct.Struct(">h")
 _I32: Final = struct.Struct(">i")
@@ -52,6 +61,8 @@ _I64: Final = struct.Struct(">q")
 
 FIRST_FLEXIBLE: Final = 12
 FIRST_TOPIC_ID: Final = 13
+FIRST_NODE_ENDPOINTS: Final = 16
+_LEADER: Final = struct.Struct(">ii")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,9 @@ class FetchPartitionResult:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     preferred_read_replica: int = -1
+    #: v12+ tagged field 1 (KIP-951): (leader id, leader epoch) when the client should go
+    #: to another broker; None sends no tag.
+    current_leader: tuple[int, int] | None = None
     #: The record batches: file ranges (zero-copy) or bytes; empty when there is no data.
     records: list[FileRegion | bytes] = field(default_factory=list)
 
@@ -84,6 +98,34 @@ class FetchTopicResult:
     name: str
     topic_id: uuid.UUID
     partitions: list[FetchPartitionResult]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEndpoint:
+    """A broker named by a current-leader hint (``NodeEndpoint``, v16+)."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+def _compact_string(value: str | None) -> bytes:
+    if value is None:
+        return b"\x00"
+    data = value.encode()
+    return _uvarint(len(data) + 1) + data
+
+
+def _encode_node_endpoints(nodes: list[NodeEndpoint]) -> bytes:
+    out = bytearray(_uvarint(len(nodes) + 1))
+    for node in nodes:
+        out += _I32.pack(node.node_id)
+        out += _compact_string(node.host)
+        out += _I32.pack(node.port)
+        out += _compact_string(node.rack)
+        out += b"\x00"
+    return bytes(out)
 
 
 def _uvarint(value: int) -> bytes:
@@ -102,6 +144,7 @@ def encode_fetch_response(
     throttle_time_ms: int = 0,
     error_code: int = 0,
     session_id: int = 0,
+    node_endpoints: list[NodeEndpoint] | None = None,
 ) -> list[bytes | FileRegion]:
     """The response body (no frame size, no response header) as chunks, in order.
 
@@ -146,10 +189,18 @@ def encode_fetch_response(
                 else:
                     out += region
             if flexible:
-                out += b"\x00"  # partition tagged fields
+                if p.current_leader is None:
+                    out += b"\x00"  # partition tagged fields
+                else:
+                    # one tagged field, 1 (current_leader): LeaderIdAndEpoch + its empty tags
+                    out += b"\x01\x01\x09" + _LEADER.pack(*p.current_leader) + b"\x00"
         if flexible:
             out += b"\x00"  # topic tagged fields
     if flexible:
-        out += b"\x00"  # response tagged fields
+        if version >= FIRST_NODE_ENDPOINTS and node_endpoints:
+            field_bytes = _encode_node_endpoints(node_endpoints)
+            out += b"\x01\x00" + _uvarint(len(field_bytes)) + field_bytes
+        else:
+            out += b"\x00"  # response tagged fields
     chunks.append(bytes(out))
     return chunks

@@ -18,6 +18,12 @@
   magic 0 (v0-1) or 1 (v2-3) in memory (``franz.protocol.records.legacy``), as Kafka 3.9
   does; a zstd batch gives UNSUPPORTED_COMPRESSION_TYPE. The zero-copy path above is
   untouched for v4+.
+* Leader routing (``franz.broker.leader_routing``): a partition not hosted here is
+  NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION when the metadata cache does not know
+  it); ``current_leader_epoch`` is fenced first; a consumer below v11 must fetch from the
+  leader (NOT_LEADER_OR_FOLLOWER from a follower), one at v11+ reads a follower replica up to
+  its high watermark, as Kafka (KIP-392, no ``replica.selector``). v16+ responses carry the
+  current-leader hints (KIP-951).
 * Follower fetches (replica id >= 0) arrive with replication (cluster mode).
 """
 
@@ -37,11 +43,19 @@ from franz.broker.fetch_session import (
     FetchSession,
     SessionKey,
 )
+from franz.broker.leader_routing import (
+    CONSUMER_REPLICA_ID,
+    current_leader,
+    leader_nodes,
+    local_partition,
+)
 from franz.errors import ErrorCode, error_code_for
 from franz.protocol.fetch import (
+    FIRST_NODE_ENDPOINTS,
     FetchPartitionResult,
     FetchTopicResult,
     FileRegion,
+    NodeEndpoint,
     encode_fetch_response,
 )
 from franz.protocol.legacy_versions import LEGACY_FETCH_BELOW
@@ -55,6 +69,8 @@ __all__ = ["handle"]
 _ZERO_UUID = uuid.UUID(int=0)
 #: The first Fetch version that may carry zstd batches (KIP-110).
 ZSTD_MIN_VERSION = 10
+#: The first Fetch version whose consumers send client metadata (KIP-392, rack id).
+FIRST_CLIENT_METADATA_VERSION = 11
 
 
 @dataclass(slots=True)
@@ -67,6 +83,8 @@ class _Plan:
     max_bytes: int
     min_bytes: int
     max_wait_ms: int
+    require_leader: bool
+    listener: str
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
@@ -144,10 +162,12 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         max_bytes=min(request.max_bytes, services.fetch_max_bytes),
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
+        require_leader=_fetch_only_leader(version, _replica_id(request)),
+        listener=ctx.listener_name,
     )
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
-        return _respond(plan, results)
+        return _respond(ctx, plan, results)
     return _long_poll(ctx, plan, total)
 
 
@@ -162,15 +182,14 @@ async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerRes
         await replica_manager.wait_for_appends(tps, remaining)
         results, total, errors = _read(ctx, plan)
         if total >= plan.min_bytes or errors:
-            return _respond(plan, results)
+            return _respond(ctx, plan, results)
     results, _, _ = _read(ctx, plan)
-    return _respond(plan, results)
+    return _respond(ctx, plan, results)
 
 
 def _read(
     ctx: RequestContext, plan: _Plan
 ) -> tuple[list[tuple[CachedPartition, FetchPartitionResult]], int, bool]:
-    replica_manager = ctx.services.replica_manager
     remaining = plan.max_bytes
     total = 0
     errors = False
@@ -179,14 +198,18 @@ def _read(
     for cached in plan.partitions:
         result = FetchPartitionResult(cached.partition)
         out.append((cached, result))
-        try:
-            tp = TopicPartition(cached.topic, cached.partition)
-            partition = replica_manager.get_partition(tp)
-        except Exception as exc:
+        tp = TopicPartition(cached.topic, cached.partition)
+        partition = local_partition(
+            ctx.services,
+            tp,
+            current_leader_epoch=cached.current_leader_epoch,
+            require_leader=plan.require_leader,
+        )
+        if isinstance(partition, ErrorCode):
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_ID
                 if plan.version >= 13 and not ctx.services.metadata_cache.contains(cached.topic)
-                else error_code_for(exc)
+                else partition
             )
             errors = True
             continue
@@ -199,11 +222,6 @@ def _read(
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
-        fenced = partition.check_current_leader_epoch(cached.current_leader_epoch)
-        if fenced != ErrorCode.NONE:
-            result.error_code = fenced
-            errors = True
-            continue
         limit = min(cached.max_bytes, remaining)
         if limit <= 0 and not min_one:
             continue
@@ -236,9 +254,45 @@ def _downconvert(version: int, info: FetchDataInfo, fetch_offset: int) -> bytes:
     return downconvert(info.read_bytes(), to_magic, fetch_offset)
 
 
+def _replica_id(request: Any) -> int:
+    """The fetching replica: ``replica_id`` below v15, ``replica_state.replica_id`` from v15
+    (KIP-903)."""
+    state = getattr(request, "replica_state", None)
+    if state is not None:
+        return int(state.replica_id)
+    return int(getattr(request, "replica_id", CONSUMER_REPLICA_ID))
+
+
+def _fetch_only_leader(version: int, replica_id: int) -> bool:
+    """Kafka's ``FetchParams.fetchOnlyLeader``: a follower, or a consumer without client
+    metadata (below v11, KIP-392); a consumer's v11+ fetch may read a follower replica."""
+    return replica_id >= 0 or (
+        replica_id == CONSUMER_REPLICA_ID and version < FIRST_CLIENT_METADATA_VERSION
+    )
+
+
+def _leader_hints(
+    ctx: RequestContext, results: list[tuple[CachedPartition, FetchPartitionResult]]
+) -> list[NodeEndpoint]:
+    """v16+ (KIP-951): NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH partitions name their
+    current leader, and the response those leaders' endpoints (Kafka's
+    ``handleFetchRequest``)."""
+    leaders = []
+    for cached, result in results:
+        if result.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH):
+            tp = TopicPartition(cached.topic, cached.partition)
+            leader = current_leader(ctx.services, tp, ctx.listener_name)
+            result.current_leader = (leader.leader_id, leader.leader_epoch)
+            leaders.append(leader)
+    return [NodeEndpoint(n.id, n.host, n.port, n.rack) for n in leader_nodes(leaders)]
+
+
 def _respond(
-    plan: _Plan, results: list[tuple[CachedPartition, FetchPartitionResult]]
+    ctx: RequestContext,
+    plan: _Plan,
+    results: list[tuple[CachedPartition, FetchPartitionResult]],
 ) -> HandlerResult:
+    endpoints = _leader_hints(ctx, results) if plan.version >= FIRST_NODE_ENDPOINTS else None
     by_topic: dict[str, FetchTopicResult] = {}
     with_data: list[SessionKey] = []
     for cached, result in results:
@@ -261,5 +315,6 @@ def _respond(
             plan.version,
             list(by_topic.values()),
             session_id=plan.session.session_id if plan.session is not None else 0,
+            node_endpoints=endpoints,
         )
     )

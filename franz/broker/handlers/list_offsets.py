@@ -7,6 +7,11 @@ largest timestamp), -4 EARLIEST_LOCAL (v8+, the log start offset: no tiered stor
 -5 LATEST_TIERED (v9+, -1: nothing is tiered). Any other timestamp: the first offset whose
 timestamp is at or after it, among offsets below the high watermark; none gives -1/-1.
 
+Only the leader answers (``franz.broker.leader_routing``): a follower or a broker that does
+not host the partition gives NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION when the
+partition is not in the metadata cache), except to the debugging consumer (replica id -2),
+as Kafka's ``fetchOnlyFromLeader``. ``current_leader_epoch`` (v4+) is fenced first.
+
 v0 (librdkafka's ``broker.version.fallback`` < 0.10.1 and other pre-0.10.1 clients) answers
 the old way, with a list of offsets (Kafka's ``legacyFetchOffsetsBefore``): -1 gives the
 high watermark (then older segment base offsets, up to ``max_num_offsets``), -2 the log start
@@ -19,6 +24,11 @@ import os
 from typing import Any
 
 from franz.broker.context import HandlerResult, RawBody, RequestContext
+from franz.broker.leader_routing import (
+    CONSUMER_REPLICA_ID,
+    DEBUGGING_CONSUMER_ID,
+    local_partition,
+)
 from franz.errors import ErrorCode, error_code_for
 from franz.protocol.legacy_versions import (
     LegacyListOffsetsRequest,
@@ -31,25 +41,26 @@ __all__ = ["handle"]
 
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
-CONSUMER_REPLICA_ID = -1
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if ctx.api_version == 0:
         return _handle_v0(ctx, request)
-    replica_manager = ctx.services.replica_manager
+    require_leader = request.replica_id != DEBUGGING_CONSUMER_ID
     topics = []
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             try:
                 tp = TopicPartition(topic.name, p.partition_index)
-                partition = replica_manager.get_partition(tp)
-                fenced = partition.check_current_leader_epoch(
-                    getattr(p, "current_leader_epoch", -1)
+                partition = local_partition(
+                    ctx.services,
+                    tp,
+                    current_leader_epoch=getattr(p, "current_leader_epoch", -1),
+                    require_leader=require_leader,
                 )
-                if fenced != ErrorCode.NONE:
-                    partitions.append(_error(p.partition_index, fenced))
+                if isinstance(partition, ErrorCode):
+                    partitions.append(_error(p.partition_index, partition))
                     continue
                 timestamp, offset, leader_epoch = _lookup(partition, p.timestamp)
             except Exception as exc:
@@ -95,26 +106,29 @@ def _error(index: int, code: ErrorCode) -> dict[str, Any]:
 
 
 def _handle_v0(ctx: RequestContext, request: LegacyListOffsetsRequest) -> HandlerResult:
-    replica_manager = ctx.services.replica_manager
     from_consumer = request.replica_id == CONSUMER_REPLICA_ID
+    require_leader = request.replica_id != DEBUGGING_CONSUMER_ID
     topics = []
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             offsets: list[int] = []
-            try:
-                tp = TopicPartition(topic.name, p.partition_index)
-                partition = replica_manager.get_partition(tp)
-                offsets = _legacy_offsets_before(
-                    partition, p.timestamp, p.max_num_offsets, ctx.services.clock.wall_ms()
-                )
-            except Exception as exc:
-                code = error_code_for(exc)
+            tp = TopicPartition(topic.name, p.partition_index)
+            partition = local_partition(ctx.services, tp, require_leader=require_leader)
+            if isinstance(partition, ErrorCode):
+                code = partition
             else:
-                code = ErrorCode.NONE
-                hw = partition.high_watermark
-                if from_consumer and any(offset > hw for offset in offsets):
-                    offsets = [hw, *(offset for offset in offsets if offset <= hw)]
+                try:
+                    offsets = _legacy_offsets_before(
+                        partition, p.timestamp, p.max_num_offsets, ctx.services.clock.wall_ms()
+                    )
+                except Exception as exc:
+                    code = error_code_for(exc)
+                else:
+                    code = ErrorCode.NONE
+                    hw = partition.high_watermark
+                    if from_consumer and any(offset > hw for offset in offsets):
+                        offsets = [hw, *(offset for offset in offsets if offset <= hw)]
             partitions.append(
                 {
                     "partition_index": p.partition_index,

@@ -6,7 +6,9 @@ here decodes a record. Per partition the outcome is an error code (errors as val
 INVALID_TOPIC_EXCEPTION (also for internal topics such as ``__consumer_offsets``, which only
 the coordinator writes), UNKNOWN_TOPIC_OR_PARTITION (Produce never auto-creates, as in
 Kafka; Metadata does), CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP,
-the idempotence errors, KAFKA_STORAGE_ERROR. INVALID_RECORD and INVALID_TIMESTAMP for
+the idempotence errors, KAFKA_STORAGE_ERROR, and NOT_LEADER_OR_FOLLOWER for a partition this
+broker does not lead (``franz.broker.leader_routing``; v10+ with the current leader's id,
+epoch and endpoint, KIP-951). INVALID_RECORD and INVALID_TIMESTAMP for
 individual records (a null key on a compacted topic, a timestamp out of
 ``message.timestamp.before.max.ms`` / ``after.max.ms``) carry ``record_errors`` and
 ``error_message`` at v8+ (KIP-467; ``franz.storage.log_validator``). A zstd batch below
@@ -28,6 +30,7 @@ import logging
 from typing import Any
 
 from franz.broker.context import HandlerResult, RawBody, RequestContext
+from franz.broker.leader_routing import current_leader, leader_nodes, local_partition
 from franz.broker.topic_manager import validate_topic_name
 from franz.cluster.replica_manager import ReplicaManager
 from franz.errors import (
@@ -51,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: The first Produce version that may carry zstd batches (KIP-110).
 ZSTD_MIN_VERSION = 7
+#: The first Produce version with the current-leader hints (KIP-951).
+LEADER_HINT_VERSION = 10
 #: The low byte of a batch's ``attributes`` (``franz.protocol.records.batch``).
 _ATTRIBUTES_LOW = 22
 #: Produce v3 introduced record batches (magic 2); v0-2 carry message sets of magic 0/1.
@@ -112,6 +117,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 )
                 continue
             tp = TopicPartition(name, index)
+            routed = local_partition(services, tp)
+            if isinstance(routed, ErrorCode):
+                failed = True
+                partition_responses.append(_error(index, routed, None))
+                continue
             try:
                 if legacy:
                     records = _upconvert(records)
@@ -144,10 +154,31 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         if failed:
             raise CloseConnection
         return None
-    body = {"responses": responses, "throttle_time": 0}
+    body: dict[str, Any] = {"responses": responses, "throttle_time": 0}
+    if failed and ctx.api_version >= LEADER_HINT_VERSION:
+        _add_leader_hints(ctx, body)
     if legacy:
         return RawBody([encode_legacy_produce_response(ctx.api_version, body)])
     return body
+
+
+def _add_leader_hints(ctx: RequestContext, body: dict[str, Any]) -> None:
+    """KIP-951 (v10+): each NOT_LEADER_OR_FOLLOWER partition names its current leader and
+    epoch, and the response lists those leaders' endpoints, so the client goes straight to
+    the new leader without a Metadata round trip (Kafka's ``handleProduceRequest``)."""
+    leaders = []
+    for topic in body["responses"]:
+        for partition in topic["partition_responses"]:
+            if partition["error_code"] != ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                continue
+            tp = TopicPartition(topic["name"], partition["index"])
+            leader = current_leader(ctx.services, tp, ctx.listener_name)
+            partition["current_leader"] = leader.hint()
+            leaders.append(leader)
+    body["node_endpoints"] = [
+        {"node_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
+        for node in leader_nodes(leaders)
+    ]
 
 
 def _upconvert(records: memoryview) -> bytearray:
