@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
 from franz.errors import (
@@ -34,7 +34,12 @@ from franz.storage.files import TopicPartition
 from franz.storage.log import LogAppendInfo
 from franz.storage.log_manager import LogManager
 
-__all__ = ["ReplicaManager"]
+__all__ = ["LeadershipListener", "ReplicaManager"]
+
+LeadershipListener = Callable[[list[TopicPartition], list[TopicPartition]], None]
+"""Called with (partitions this broker now leads, partitions it stopped leading or
+hosting) after each LeaderAndIsr and StopReplica (Kafka's ``onLeadershipChange`` callback of
+``becomeLeaderOrFollower``: the group coordinator's ``onElection`` / ``onResignation``)."""
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +52,17 @@ class ReplicaManager:
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
         #: Set at shutdown: delayed fetches answer at once with what they have.
         self.shutting_down = False
+        self._leadership_listeners: list[LeadershipListener] = []
+
+    def add_leadership_listener(self, listener: LeadershipListener) -> None:
+        self._leadership_listeners.append(listener)
+
+    def _leadership_changed(
+        self, leaders: list[TopicPartition], followers: list[TopicPartition]
+    ) -> None:
+        if leaders or followers:
+            for listener in self._leadership_listeners:
+                listener(leaders, followers)
 
     def become_leader_or_follower(
         self,
@@ -66,9 +82,12 @@ class ReplicaManager:
 
         ``topic_ids``: the topic id of each topic in ``states`` (LeaderAndIsr v5+), kept in
         the log's ``partition.metadata``. The log's config is the log manager's for the
-        topic (``LogManager.topic_config``).
+        topic (``LogManager.topic_config``). Then the leadership listeners hear which
+        partitions became leaders and which followers (leader or epoch changed).
         """
         errors: dict[TopicPartition, ApiError] = {}
+        new_leaders: list[TopicPartition] = []
+        new_followers: list[TopicPartition] = []
         for state in states:
             tp = TopicPartition(state.topic_name, state.partition_index)
             if self.broker_id not in state.replicas:
@@ -90,9 +109,11 @@ class ReplicaManager:
                     errors[tp] = exc
                     continue
             if state.leader == self.broker_id:
-                partition.make_leader(state)
-            else:
-                partition.make_follower(state)
+                if partition.make_leader(state):
+                    new_leaders.append(tp)
+            elif partition.make_follower(state):
+                new_followers.append(tp)
+        self._leadership_changed(new_leaders, new_followers)
         return errors
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
@@ -102,8 +123,10 @@ class ReplicaManager:
         return partition
 
     def remove_partition(self, tp: TopicPartition, *, delete: bool) -> None:
-        self.partitions.pop(tp, None)
+        removed = self.partitions.pop(tp, None)
         self._wake(tp)
+        if removed is not None:
+            self._leadership_changed([], [tp])
         if delete:
             self.log_manager.delete_log(tp)
 
