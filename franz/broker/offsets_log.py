@@ -6,10 +6,18 @@ partitions`` partitions, replication factor ``offsets.topic.replication.factor``
 the live brokers, ``cleanup.policy=compact``, ``segment.bytes=offsets.topic.segment.bytes``,
 ``compression.type=producer``). Loading reads each partition from its log start to its high
 watermark in ``offsets.load.buffer.size`` reads and replays it in offset order.
+
+Coordinators follow the partitions' leaders (Kafka's ``onLeadershipChange``):
+``on_leadership_change`` hears every LeaderAndIsr's outcome. A partition this broker now
+leads is marked loading at once (its groups answer COORDINATOR_LOAD_IN_PROGRESS) and loaded
+on the next event-loop turn (Kafka's ``onElection``, on its scheduler); one it stopped
+leading or hosting is unloaded (``onResignation``: its groups answer NOT_COORDINATOR).
+At startup ``load_into`` loads the partitions led here before the listener begins serving.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -21,6 +29,8 @@ from franz.protocol.records.batch import iter_batches, peek_batch_size
 from franz.storage.files import TopicPartition
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from franz.broker.topic_manager import TopicManager
     from franz.config.broker import BrokerConfig
     from franz.coordinator.group.coordinator import GroupCoordinator
@@ -76,8 +86,63 @@ class OffsetsTopicLog:
         except OSError as exc:
             raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
 
+    def leadership_listener(
+        self, coordinator: GroupCoordinator
+    ) -> Callable[[list[TopicPartition], list[TopicPartition]], None]:
+        """The ``ReplicaManager`` leadership listener that moves ``coordinator``'s groups."""
+
+        def on_leadership_change(
+            leaders: list[TopicPartition], followers: list[TopicPartition]
+        ) -> None:
+            self.on_leadership_change(coordinator, leaders, followers)
+
+        return on_leadership_change
+
+    def on_leadership_change(
+        self,
+        coordinator: GroupCoordinator,
+        leaders: list[TopicPartition],
+        followers: list[TopicPartition],
+    ) -> None:
+        for tp in followers:
+            if tp.topic == OFFSETS_TOPIC:
+                unloaded = coordinator.unload_partition(tp.partition)
+                log.info("resigned as coordinator of %s: %d group(s) unloaded", tp, unloaded)
+        elected = [tp.partition for tp in leaders if tp.topic == OFFSETS_TOPIC]
+        if not elected:
+            return
+        count = self.partition_count()
+        if count is not None:
+            coordinator.set_offsets_topic_partitions(count)
+        for partition in elected:
+            coordinator.begin_loading(partition)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            for partition in elected:
+                self._load_elected(coordinator, partition)
+            return
+        for partition in elected:
+            loop.call_soon(self._load_elected, coordinator, partition)
+
+    def _load_elected(self, coordinator: GroupCoordinator, partition: int) -> None:
+        if not coordinator.is_loading(partition):
+            return  # loaded at startup, or resigned meanwhile
+        tp = TopicPartition(OFFSETS_TOPIC, partition)
+        data_log = self._topics.replica_manager.log_manager.get_log(tp)
+        loaded = (
+            _load_partition(data_log, self._config.get("offsets.load.buffer.size"))
+            if data_log is not None
+            else LoadedPartition()
+        )
+        groups = coordinator.load_partition(partition, loaded)
+        coordinator.arm_partition(partition)
+        if groups:
+            log.info("elected coordinator of %s: %d group(s) loaded", tp, groups)
+
     def load_into(self, coordinator: GroupCoordinator) -> None:
-        """Replay every local partition of ``__consumer_offsets`` into ``coordinator``."""
+        """Replay every partition of ``__consumer_offsets`` this broker leads into
+        ``coordinator``."""
         count = self.partition_count()
         if count is None:
             return
@@ -85,12 +150,13 @@ class OffsetsTopicLog:
         started = time.monotonic()
         groups = records = 0
         buffer_size = self._config.get("offsets.load.buffer.size")
+        replicas = self._topics.replica_manager.partitions
         for partition in range(count):
             tp = TopicPartition(OFFSETS_TOPIC, partition)
-            data_log = self._topics.replica_manager.log_manager.get_log(tp)
-            if data_log is None:
+            replica = replicas.get(tp)
+            if replica is None or not replica.is_leader:
                 continue
-            loaded = _load_partition(data_log, buffer_size)
+            loaded = _load_partition(replica.log, buffer_size)
             records += loaded.records
             groups += coordinator.load_partition(partition, loaded)
         if records:

@@ -1,7 +1,10 @@
 """FindCoordinator (10): which broker coordinates a group (or a transactional id).
 
-Single-node mode: this broker coordinates every group. As in Kafka, the first lookup of a group
-creates ``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, compacted); if that
+A group's coordinator is the leader of its ``__consumer_offsets`` partition,
+``abs(hashCode(group_id)) % partitions`` with Java's ``String.hashCode`` (Kafka's
+``partitionFor``), read from the metadata cache; in the embedded single-node mode that is
+this broker for every group. As in Kafka, the first lookup of a group creates
+``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, compacted); if that
 fails the answer is COORDINATOR_NOT_AVAILABLE and the client retries. v4+ batches keys (KIP-699).
 
 Transactional ids (key type 1) get TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), with an error
@@ -34,6 +37,8 @@ from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers.init_producer_id import TRANSACTIONS_UNSUPPORTED
+from franz.coordinator.group.offsets_schema import partition_for
+from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
 from franz.errors import ErrorCode
 
 __all__ = ["handle"]
@@ -59,14 +64,15 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     if key_type == GROUP_KEY:
         try:
-            ctx.services.offsets_log.ensure_topic()
+            count = ctx.services.offsets_log.ensure_topic()
         except Exception:
             log.exception("creating __consumer_offsets failed")
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        # Embedded single node: this broker coordinates every group (it leads every
-        # ``__consumer_offsets`` partition); its endpoint comes from the metadata cache.
-        broker_id = ctx.services.broker_id
-        node = ctx.services.metadata_cache.alive_broker_node(broker_id, ctx.listener_name)
+        # The leader of the group's partition, from the metadata cache (Kafka's
+        # ``getCoordinator``): none alive on this listener is COORDINATOR_NOT_AVAILABLE.
+        cache = ctx.services.metadata_cache
+        leader = cache.partition_leader(OFFSETS_TOPIC, partition_for(key, count))
+        node = None if leader is None else cache.alive_broker_node(leader.id, ctx.listener_name)
         if node is None:
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return {

@@ -17,24 +17,41 @@ from franz.errors import ErrorCode
 
 __all__ = ["handle"]
 
+#: OffsetFetch v2 added the response's top-level ``error_code``.
+FIRST_TOP_LEVEL_ERROR = 2
+
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    coordinator = ctx.services.group_coordinator
     if ctx.api_version >= 8:
-        return {
-            "throttle_time": 0,
-            "groups": [
+        groups = []
+        for group in request.groups:
+            status = coordinator.group_status(group.group_id)
+            groups.append(
                 {
                     "group_id": group.group_id,
-                    "topics": _topics(ctx, group.group_id, group.topics),
-                    "error_code": ErrorCode.NONE,
+                    "topics": [] if status else _topics(ctx, group.group_id, group.topics),
+                    "error_code": status,
                 }
-                for group in request.groups
-            ],
-        }
+            )
+        return {"throttle_time": 0, "groups": groups}
+    status = coordinator.group_status(request.group_id)
+    if status and ctx.api_version < FIRST_TOP_LEVEL_ERROR:
+        # v0-1 have no top-level error: each requested partition carries it.
+        topics = [
+            {
+                "name": t.name,
+                "partitions": [
+                    {**_partition(p, None), "error_code": status} for p in t.partition_indexes
+                ],
+            }
+            for t in request.topics or ()
+        ]
+        return {"throttle_time": 0, "topics": topics, "error_code": status}
     return {
         "throttle_time": 0,
-        "topics": _topics(ctx, request.group_id, request.topics),
-        "error_code": ErrorCode.NONE,
+        "topics": [] if status else _topics(ctx, request.group_id, request.topics),
+        "error_code": status,
     }
 
 

@@ -95,12 +95,62 @@ class GroupCoordinator:
         self._groups: dict[str, Group] = {}
         self._num_partitions = config.offsets_topic_num_partitions
         self._closed = False
+        #: ``__consumer_offsets`` partitions whose groups are loaded here (this broker leads
+        #: them) and those being loaded (Kafka's ``ownedPartitions`` / ``loadingPartitions``).
+        self._owned: set[int] = set()
+        self._loading: set[int] = set()
+        #: Until ``__consumer_offsets`` exists no partition can be owned; the group APIs
+        #: then serve (the first write creates the topic), as the embedded broker always did.
+        self._topic_known = False
 
     # --- housekeeping ---------------------------------------------------------------------
 
     def set_offsets_topic_partitions(self, count: int) -> None:
         """Use the existing topic's partition count (fixed once the topic exists)."""
         self._num_partitions = count
+        self._topic_known = True
+
+    # --- ownership (Kafka's onElection / onResignation) -----------------------------------
+
+    def group_status(self, group_id: str) -> ErrorCode:
+        """Kafka's ``validateGroupStatus``: COORDINATOR_LOAD_IN_PROGRESS while the group's
+        partition loads, NOT_COORDINATOR when this broker does not lead it (the client asks
+        FindCoordinator again), else NONE."""
+        if not self._topic_known:
+            return ErrorCode.NONE
+        partition = self.partition_for(group_id)
+        if partition in self._loading:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if partition not in self._owned:
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
+
+    def is_loading(self, partition: int) -> bool:
+        return partition in self._loading
+
+    def begin_loading(self, partition: int) -> None:
+        """This broker became the leader of ``partition`` (Kafka's ``onElection``): its
+        groups answer COORDINATOR_LOAD_IN_PROGRESS until ``load_partition``."""
+        self._owned.discard(partition)
+        self._loading.add(partition)
+
+    def unload_partition(self, partition: int) -> int:
+        """This broker stopped leading ``partition`` (Kafka's ``onResignation``): its groups
+        are unloaded (parked requests get NOT_COORDINATOR, timers stop) and forgotten;
+        returns how many."""
+        self._owned.discard(partition)
+        self._loading.discard(partition)
+        doomed = [g for g in self._groups.values() if self.partition_for(g.group_id) == partition]
+        for group in doomed:
+            self._unload(group)
+            del self._groups[group.group_id]
+        return len(doomed)
+
+    def arm_partition(self, partition: int) -> None:
+        """Start the groups just loaded from ``partition`` (``arm_all`` for one partition)."""
+        for group in list(self._groups.values()):
+            if self.partition_for(group.group_id) == partition:
+                self._apply(group, states.GroupLoaded())
 
     def partition_for(self, group_id: str) -> int:
         return _partition_for(group_id, self._num_partitions)
@@ -114,17 +164,20 @@ class GroupCoordinator:
         NOT_COORDINATOR, timers stop; clients rediscover the coordinator and rejoin."""
         self._closed = True
         for group in self._groups.values():
-            _, outputs = self._apply(group, states.Unload())
-            self._deliver(group, outputs)
-            group.cancel_timer()
-            for member_id, join in group.join_waiters.items():
-                if not join.done():
-                    join.set_result(JoinResponse(member_id, ErrorCode.NOT_COORDINATOR))
-            for member_id, sync in group.sync_waiters.items():
-                if not sync.done():
-                    sync.set_result(SyncResponse(member_id, ErrorCode.NOT_COORDINATOR))
-            group.join_waiters.clear()
-            group.sync_waiters.clear()
+            self._unload(group)
+
+    def _unload(self, group: Group) -> None:
+        _, outputs = self._apply(group, states.Unload())
+        self._deliver(group, outputs)
+        group.cancel_timer()
+        for member_id, join in group.join_waiters.items():
+            if not join.done():
+                join.set_result(JoinResponse(member_id, ErrorCode.NOT_COORDINATOR))
+        for member_id, sync in group.sync_waiters.items():
+            if not sync.done():
+                sync.set_result(SyncResponse(member_id, ErrorCode.NOT_COORDINATOR))
+        group.join_waiters.clear()
+        group.sync_waiters.clear()
 
     def load_partition(self, partition: int, loaded: LoadedPartition) -> int:
         """Install the groups and offsets replayed from one ``__consumer_offsets`` partition
@@ -138,6 +191,8 @@ class GroupCoordinator:
             group = Group(snapshot, stamp if stamp >= 0 else now)
             group.offsets.update(loaded.offsets.get(group_id, {}))
             self._groups[group_id] = group  # timers start with arm_all, in the event loop
+        self._loading.discard(partition)
+        self._owned.add(partition)
         return len(names)
 
     # --- the event path -------------------------------------------------------------------
@@ -249,6 +304,9 @@ class GroupCoordinator:
     ) -> JoinResponse:
         if not group_id:
             return JoinResponse(member_id, ErrorCode.INVALID_GROUP_ID)
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return JoinResponse(member_id, status)
         group = self._group(group_id, create=member_id == "")
         if group is None:
             return JoinResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID)
@@ -302,6 +360,9 @@ class GroupCoordinator:
     ) -> SyncResponse:
         if not group_id:
             return SyncResponse(member_id, ErrorCode.INVALID_GROUP_ID)
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return SyncResponse(member_id, status)
         group = self._group(group_id)
         if group is None:
             return SyncResponse(member_id, ErrorCode.UNKNOWN_MEMBER_ID)
@@ -328,6 +389,9 @@ class GroupCoordinator:
     ) -> ErrorCode:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return status
         group = self._group(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
@@ -346,6 +410,9 @@ class GroupCoordinator:
         error and one (member_id, group_instance_id, error) per member."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return status, []
         group = self._group(group_id)
         if group is None:
             # Kafka: NONE for the request, UNKNOWN_MEMBER_ID for each member.
@@ -378,6 +445,9 @@ class GroupCoordinator:
         def all_failed(error: ErrorCode) -> dict[TopicPartitionKey, ErrorCode]:
             return dict.fromkeys(offsets, error)
 
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return all_failed(status)
         group = self._group(group_id)
         if group is None:
             if generation_id >= 0:
@@ -443,6 +513,9 @@ class GroupCoordinator:
         wanted = list(partitions)
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, {}
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return status, {}
         group = self._group(group_id)
         if group is None:
             return ErrorCode.GROUP_ID_NOT_FOUND, {}
@@ -487,6 +560,9 @@ class GroupCoordinator:
     def describe_group(self, group_id: str) -> GroupDescription:
         """A group unknown here (the empty id included, which Kafka accepts for
         DescribeGroups) is reported Dead with no error."""
+        status = self.group_status(group_id)
+        if status is not ErrorCode.NONE:
+            return GroupDescription(status, group_id)
         group = self._group(group_id)
         if group is None:
             return GroupDescription(ErrorCode.NONE, group_id)
@@ -532,6 +608,10 @@ class GroupCoordinator:
         for group_id in group_ids:
             if not group_id:
                 results[group_id] = ErrorCode.INVALID_GROUP_ID
+                continue
+            status = self.group_status(group_id)
+            if status is not ErrorCode.NONE:
+                results[group_id] = status
                 continue
             group = self._group(group_id)
             if group is None:
