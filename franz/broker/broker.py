@@ -153,6 +153,9 @@ class Broker:
             clock=self.clock,
             partition_exists=self._partition_exists,
         )
+        self.replica_manager.add_leadership_listener(
+            self.offsets_log.leadership_listener(self.group_coordinator)
+        )
         self._last_offsets_expiry_ms = self.clock.wall_ms()
         self._background: set[asyncio.Task[None]] = set()
         self.server = SocketServer(
