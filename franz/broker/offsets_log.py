@@ -136,9 +136,9 @@ class OffsetsTopicLog:
             else LoadedPartition()
         )
         groups = coordinator.load_partition(partition, loaded)
-        coordinator.arm_partition(partition)
+        coordinator.arm_loaded(groups)
         if groups:
-            log.info("elected coordinator of %s: %d group(s) loaded", tp, groups)
+            log.info("elected coordinator of %s: %d group(s) loaded", tp, len(groups))
 
     def load_into(self, coordinator: GroupCoordinator) -> None:
         """Replay every partition of ``__consumer_offsets`` this broker leads into
@@ -158,7 +158,7 @@ class OffsetsTopicLog:
                 continue
             loaded = _load_partition(replica.log, buffer_size)
             records += loaded.records
-            groups += coordinator.load_partition(partition, loaded)
+            groups += len(coordinator.load_partition(partition, loaded))
         if records:
             log.info(
                 "loaded %d group(s) from %d record(s) of %s in %.0f ms",

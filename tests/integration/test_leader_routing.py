@@ -8,6 +8,8 @@ cache, naming a second live broker (id 1, rack ``r1``) as the new leader.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -218,3 +220,26 @@ def test_list_offsets_needs_the_leader_except_for_the_debugging_consumer(
 
 def _endpoint(node: Any) -> dict[str, Any]:
     return {"node_id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack}
+
+
+def test_topics_describe_shows_leaders_replicas_and_isr_across_brokers(
+    cluster: InProcessBroker,
+) -> None:
+    """``franz topics --describe`` (Kafka's TopicCommand format) shows the cluster's view."""
+
+    def describe() -> list[str]:
+        tool = [sys.executable, "-m", "franz", "topics", "--bootstrap-server", cluster.bootstrap]
+        done = subprocess.run(
+            [*tool, "--describe", "--topic", TOPIC],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return [line.split("\tElr:")[0] for line in done.stdout.splitlines()[1:]]
+
+    assert describe() == [
+        f"\tTopic: {TOPIC}\tPartition: 0\tLeader: 1\tReplicas: 1,0\tIsr: 1,0",
+        f"\tTopic: {TOPIC}\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0",
+        f"\tTopic: {TOPIC}\tPartition: 2\tLeader: 1\tReplicas: 1\tIsr: 1",
+    ]

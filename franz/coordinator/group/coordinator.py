@@ -146,10 +146,11 @@ class GroupCoordinator:
             del self._groups[group.group_id]
         return len(doomed)
 
-    def arm_partition(self, partition: int) -> None:
-        """Start the groups just loaded from ``partition`` (``arm_all`` for one partition)."""
-        for group in list(self._groups.values()):
-            if self.partition_for(group.group_id) == partition:
+    def arm_loaded(self, group_ids: Iterable[str]) -> None:
+        """Start groups just installed by ``load_partition`` (``arm_all`` for them)."""
+        for group_id in group_ids:
+            group = self._groups.get(group_id)
+            if group is not None:
                 self._apply(group, states.GroupLoaded())
 
     def partition_for(self, group_id: str) -> int:
@@ -179,12 +180,15 @@ class GroupCoordinator:
         group.join_waiters.clear()
         group.sync_waiters.clear()
 
-    def load_partition(self, partition: int, loaded: LoadedPartition) -> int:
+    def load_partition(self, partition: int, loaded: LoadedPartition) -> list[str]:
         """Install the groups and offsets replayed from one ``__consumer_offsets`` partition
-        (Kafka's ``loadGroupsAndOffsets``); returns how many groups it holds."""
+        (Kafka's ``loadGroupsAndOffsets``) and own the partition; returns the groups
+        installed. A group already cached is kept, not replaced (Kafka's ``loadGroup``: "there
+        is already a cached group"), e.g. one created before ``__consumer_offsets`` existed."""
         now = self._clock.wall_ms()
         names = set(loaded.groups) | {g for g, offs in loaded.offsets.items() if offs}
-        for group_id in names:
+        names -= set(self._groups)
+        for group_id in sorted(names):
             value = loaded.groups.get(group_id)
             snapshot = snapshot_from_value(group_id, value, self.config.group, now)
             stamp = value.current_state_timestamp if value is not None else -1
@@ -193,7 +197,7 @@ class GroupCoordinator:
             self._groups[group_id] = group  # timers start with arm_all, in the event loop
         self._loading.discard(partition)
         self._owned.add(partition)
-        return len(names)
+        return sorted(names)
 
     # --- the event path -------------------------------------------------------------------
 
