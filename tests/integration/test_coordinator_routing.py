@@ -37,15 +37,19 @@ STAYING = next(
     for name in (f"staying-{i}" for i in range(100))
     if partition_for(name, PARTITIONS) != GROUP_PARTITION
 )
+STAYING_PARTITION = partition_for(STAYING, PARTITIONS)
 
 
-def lead(broker: Broker, partition: int, leader: int, epoch: int) -> None:
-    """LeaderAndIsr then UpdateMetadata moving ``__consumer_offsets``-``partition``."""
+def lead(broker: Broker, partition: int, leader: int, epoch: int, *, resign: bool = True) -> None:
+    """LeaderAndIsr (unless ``resign`` is False) then UpdateMetadata moving
+    ``__consumer_offsets``-``partition``."""
     topic_id = broker.metadata_cache.topic_id(OFFSETS)
     assert topic_id is not None
-    replicas = (leader, 1 - leader)
+    replicas = (leader, 0 if leader else 1)
     state = LeaderAndIsrPartitionState(OFFSETS, partition, leader, epoch, replicas, replicas)
-    assert broker.replica_manager.become_leader_or_follower([state], {OFFSETS: topic_id}) == {}
+    if resign:
+        errors = broker.replica_manager.become_leader_or_follower([state], {OFFSETS: topic_id})
+        assert errors == {}
     broker.metadata_cache.update_metadata(
         controller_id=0,
         live_brokers=broker.metadata_cache.alive_brokers(),
@@ -129,6 +133,8 @@ def test_groups_follow_their_partition_leader(node: InProcessBroker) -> None:
         )
         assert offset_fetch_error(client, GROUP) == ErrorCode.NOT_COORDINATOR
         assert heartbeat_error(client, GROUP) == ErrorCode.NOT_COORDINATOR
+        described = request_at(client, ApiKey.DESCRIBE_GROUPS, 5, {"groups": [GROUP]}).groups[0]
+        assert (described.error_code, described.group_state) == (ErrorCode.NOT_COORDINATOR, "")
         # The other partition's group is untouched.
         assert find_coordinator(client, STAYING).node_id == 0
         assert offset_fetch_error(client, STAYING) == ErrorCode.NONE
@@ -141,5 +147,11 @@ def test_groups_follow_their_partition_leader(node: InProcessBroker) -> None:
         assert node.call(elect_and_look) == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         assert find_coordinator(client, GROUP).node_id == 0
         assert offset_fetch_error(client, GROUP) == ErrorCode.NONE
+
+        # A leader that is not alive: no coordinator to name.
+        node.call(lambda: lead(broker, STAYING_PARTITION, 5, 1, resign=False))
+        gone = find_coordinator(client, STAYING)
+        assert (gone.error_code, gone.node_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)
+        node.call(lambda: lead(broker, STAYING_PARTITION, 0, 1, resign=False))
     assert committed(node.bootstrap, GROUP) == 7
     assert committed(node.bootstrap, STAYING) == 3

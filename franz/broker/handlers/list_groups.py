@@ -1,6 +1,10 @@
 """ListGroups (16), v0-5: every group this coordinator knows, with its protocol type; v4+
 filters by state (KIP-518, case-insensitive), v5 by type (KIP-848: Franz's groups are all
-``classic``)."""
+``classic``).
+
+While a ``__consumer_offsets`` partition led here is loading, the answer lists the groups
+loaded so far with COORDINATOR_LOAD_IN_PROGRESS (Kafka's ``handleListGroups``), so tools
+retry rather than miss groups."""
 
 from __future__ import annotations
 
@@ -14,12 +18,15 @@ __all__ = ["handle"]
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     types = {t.lower() for t in getattr(request, "types_filter", ())}
+    coordinator = ctx.services.group_coordinator
     listing = []
     if not types or "classic" in types:
-        listing = ctx.services.group_coordinator.list_groups(getattr(request, "states_filter", ()))
+        listing = coordinator.list_groups(getattr(request, "states_filter", ()))
     return {
         "throttle_time": 0,
-        "error_code": ErrorCode.NONE,
+        "error_code": (
+            ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if coordinator.loading else ErrorCode.NONE
+        ),
         "groups": [
             {
                 "group_id": g.group_id,

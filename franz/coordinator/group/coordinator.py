@@ -128,6 +128,11 @@ class GroupCoordinator:
     def is_loading(self, partition: int) -> bool:
         return partition in self._loading
 
+    @property
+    def loading(self) -> bool:
+        """Whether any partition is loading (Kafka's ``GroupMetadataManager.isLoading``)."""
+        return bool(self._loading)
+
     def begin_loading(self, partition: int) -> None:
         """This broker became the leader of ``partition`` (Kafka's ``onElection``): its
         groups answer COORDINATOR_LOAD_IN_PROGRESS until ``load_partition``."""
@@ -566,7 +571,8 @@ class GroupCoordinator:
         DescribeGroups) is reported Dead with no error."""
         status = self.group_status(group_id)
         if status is not ErrorCode.NONE:
-            return GroupDescription(status, group_id)
+            # Kafka's GroupCoordinator.EmptyGroup: no state, type, protocol or members.
+            return GroupDescription(status, group_id, state="")
         group = self._group(group_id)
         if group is None:
             return GroupDescription(ErrorCode.NONE, group_id)
