@@ -13,7 +13,11 @@ loop and without locks (``DESIGN.md`` principle 4):
   ``__consumer_offsets`` before the cache changes and before the commit is acknowledged.
   Group metadata is written when a rebalance completes (the group becomes Stable), when the
   group becomes Empty, and as a tombstone when it is deleted or expires.
-* ``load_partition`` rebuilds groups and offsets from a replayed partition at startup.
+* ``load_partition`` rebuilds groups and offsets from a replayed partition, at startup and
+  when this broker becomes the partition's leader (``begin_loading`` first: its groups answer
+  COORDINATOR_LOAD_IN_PROGRESS meanwhile); ``unload_partition`` drops them when it stops
+  leading it. A group whose partition is not owned here answers NOT_COORDINATOR
+  (``group_status``, Kafka's ``validateGroupStatus``), once ``__consumer_offsets`` exists.
 * ``expire_offsets`` (run every ``offsets.retention.check.interval.ms``) removes offsets of
   Empty groups after ``offsets.retention.minutes`` (KIP-211: measured from the time the group
   became Empty, or from the commit for groups that never had members), offsets of topics a
@@ -77,8 +81,8 @@ log = logging.getLogger(__name__)
 
 
 class GroupCoordinator:
-    """Serves the classic group APIs of every group of this broker's ``__consumer_offsets``
-    partitions (in single-node mode: all of them)."""
+    """Serves the classic group APIs of every group of the ``__consumer_offsets`` partitions
+    this broker leads (in single-node mode: all of them)."""
 
     def __init__(
         self,
