@@ -21,9 +21,8 @@ from franz.coordinator.group.offsets_schema import partition_for
 from franz.errors import ErrorCode
 from franz.metadata.cache import UpdateMetadataPartitionState
 from franz.protocol.api_keys import ApiKey
-from tests.integration.test_leader_routing import OTHER, add_other_broker
 from tests.support.clients import create_topic
-from tests.support.inprocess_broker import InProcessBroker
+from tests.support.inprocess_broker import OTHER_BROKER, InProcessBroker, add_other_broker
 from tests.support.wire import WireClient, request_at
 
 OFFSETS = "__consumer_offsets"
@@ -124,7 +123,7 @@ def test_groups_follow_their_partition_leader(node: InProcessBroker) -> None:
 
         node.call(lambda: lead(broker, GROUP_PARTITION, 1, 1))
         moved = find_coordinator(client, GROUP)
-        endpoint = OTHER.endpoints[0]
+        endpoint = OTHER_BROKER.endpoints[0]
         assert (moved.error_code, moved.node_id, moved.host, moved.port) == (
             0,
             1,

@@ -17,10 +17,10 @@ import pytest
 
 from franz.broker.broker import Broker
 from franz.cluster.partition import LeaderAndIsrPartitionState
-from franz.metadata.cache import BrokerEndpoint, MetadataBroker, UpdateMetadataPartitionState
+from franz.metadata.cache import UpdateMetadataPartitionState
 from franz.protocol.api_keys import ApiKey
 from tests.support.clients import create_topic
-from tests.support.inprocess_broker import InProcessBroker
+from tests.support.inprocess_broker import InProcessBroker, add_other_broker
 from tests.support.wire import WireClient, batch, request_at
 
 NONE = 0
@@ -29,16 +29,9 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 FENCED_LEADER_EPOCH = 74
 
 TOPIC = "routed"
-#: The other broker of the cluster: it leads partition 0 (epoch 1, this broker follows) and
+#: The other broker (``OTHER_BROKER``) leads partition 0 (epoch 1, this broker follows) and
 #: partition 2 (not hosted here); this broker keeps leading partition 1.
-OTHER = MetadataBroker(1, (BrokerEndpoint("127.0.0.1", 19093),), rack="r1")
 OTHER_ENDPOINT = {"node_id": 1, "host": "127.0.0.1", "port": 19093, "rack": "r1"}
-
-
-def add_other_broker(broker: Broker) -> None:
-    cache = broker.metadata_cache
-    brokers = {b.id: b for b in cache.alive_brokers()} | {OTHER.id: OTHER}
-    cache.update_metadata(controller_id=0, live_brokers=brokers.values(), partition_states=[])
 
 
 def move_leader(broker: Broker, topic: str, partition: int, leader: int, epoch: int) -> None:

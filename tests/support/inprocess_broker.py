@@ -18,8 +18,21 @@ from typing import Any, TypeVar
 
 from franz.broker.broker import Broker
 from franz.config.broker import BrokerConfig
+from franz.metadata.cache import BrokerEndpoint, MetadataBroker
 
-__all__ = ["InProcessBroker"]
+__all__ = ["OTHER_BROKER", "InProcessBroker", "add_other_broker"]
+
+#: A second live broker of the cluster as the controller's UpdateMetadata would name it (id 1,
+#: rack ``r1``): leadership moves to it in tests; nothing listens on its endpoint.
+OTHER_BROKER = MetadataBroker(1, (BrokerEndpoint("127.0.0.1", 19093),), rack="r1")
+
+
+def add_other_broker(broker: Broker) -> None:
+    """UpdateMetadata: ``OTHER_BROKER`` joins the live brokers (run it with ``call``)."""
+    cache = broker.metadata_cache
+    brokers = {b.id: b for b in cache.alive_brokers()} | {OTHER_BROKER.id: OTHER_BROKER}
+    cache.update_metadata(controller_id=0, live_brokers=brokers.values(), partition_states=[])
+
 
 T = TypeVar("T")
 
