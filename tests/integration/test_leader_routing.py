@@ -236,3 +236,17 @@ def test_topics_describe_shows_leaders_replicas_and_isr_across_brokers(
         f"\tTopic: {TOPIC}\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0",
         f"\tTopic: {TOPIC}\tPartition: 2\tLeader: 1\tReplicas: 1\tIsr: 1",
     ]
+
+
+def test_metadata_and_describe_cluster_show_every_live_broker(client: WireClient) -> None:
+    cluster = request_at(client, ApiKey.DESCRIBE_CLUSTER, 0, {})
+    assert cluster.controller_id == 0
+    assert [(b.broker_id, b.rack) for b in cluster.brokers] == [(0, None), (1, "r1")]
+    metadata = request_at(client, ApiKey.METADATA, 12, {"topics": [{"name": TOPIC}]})
+    assert metadata.controller_id == 0
+    assert [(b.node_id, b.rack) for b in metadata.brokers] == [(0, None), (1, "r1")]
+    partitions = sorted(metadata.topics[0].partitions, key=lambda p: p.partition_index)
+    assert [
+        (p.partition_index, p.leader_id, p.leader_epoch, list(p.replica_nodes), list(p.isr_nodes))
+        for p in partitions
+    ] == [(0, 1, 1, [1, 0], [1, 0]), (1, 0, 0, [0], [0]), (2, 1, 0, [1], [1])]
