@@ -107,7 +107,8 @@ class OffsetsTopicLog:
         for tp in followers:
             if tp.topic == OFFSETS_TOPIC:
                 unloaded = coordinator.unload_partition(tp.partition)
-                log.info("resigned as coordinator of %s: %d group(s) unloaded", tp, unloaded)
+                if unloaded:
+                    log.info("resigned as coordinator of %s: %d group(s) unloaded", tp, unloaded)
         elected = [tp.partition for tp in leaders if tp.topic == OFFSETS_TOPIC]
         if not elected:
             return

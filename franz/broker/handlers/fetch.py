@@ -84,7 +84,6 @@ class _Plan:
     min_bytes: int
     max_wait_ms: int
     require_leader: bool
-    listener: str
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
@@ -163,7 +162,6 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
         require_leader=_fetch_only_leader(version, _replica_id(request)),
-        listener=ctx.listener_name,
     )
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
