@@ -82,11 +82,11 @@ class FetchPartitionResult:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     preferred_read_replica: int = -1
+    #: The record batches: file ranges (zero-copy) or bytes; empty when there is no data.
+    records: list[FileRegion | bytes] = field(default_factory=list)
     #: v12+ tagged field 1 (KIP-951): (leader id, leader epoch) when the client should go
     #: to another broker; None sends no tag.
     current_leader: tuple[int, int] | None = None
-    #: The record batches: file ranges (zero-copy) or bytes; empty when there is no data.
-    records: list[FileRegion | bytes] = field(default_factory=list)
 
     @property
     def records_size(self) -> int:
