@@ -26,6 +26,7 @@ from franz.protocol.fetch import (
     FetchPartitionResult,
     FetchTopicResult,
     FileRegion,
+    NodeEndpoint,
     encode_fetch_response,
 )
 from franz.protocol.messages import build_response, encode_response, response_type
@@ -359,3 +360,40 @@ def test_regions_of_a_real_file(tmp_path: Path, version: int) -> None:
         assert second.records == content[1000:1048] + b"tail"
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v >= FLEXIBLE_FROM])
+def test_current_leader_hints_equal_kio_encoding(version: int) -> None:
+    """KIP-951: the current-leader tag (v12+) and the node endpoints (v16+) as kio writes them."""
+    topic = FetchTopicResult(
+        "t", uuid.UUID(int=5), [FetchPartitionResult(0, 6, current_leader=(1, 3))]
+    )
+    endpoints = [NodeEndpoint(1, "h1", 9093, "r1"), NodeEndpoint(2, "h2", 9094, None)]
+    ours = resolve(encode_fetch_response(version, [topic], node_endpoints=endpoints), {})
+    data: dict[str, Any] = {
+        "responses": [
+            {
+                "topic": "t",
+                "topic_id": topic.topic_id,
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "error_code": 6,
+                        "high_watermark": -1,
+                        "last_stable_offset": -1,
+                        "log_start_offset": -1,
+                        "preferred_read_replica": -1,
+                        "aborted_transactions": (),
+                        "records": b"",
+                        "current_leader": {"leader_id": 1, "leader_epoch": 3},
+                    }
+                ],
+            }
+        ],
+    }
+    if version >= 16:
+        data["node_endpoints"] = [
+            {"node_id": e.node_id, "host": e.host, "port": e.port, "rack": e.rack}
+            for e in endpoints
+        ]
+    assert ours == encode_response(build_response(ApiKey.FETCH, version, data))
