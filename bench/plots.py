@@ -173,6 +173,13 @@ def write_plots(results: object, out_dir: Path) -> list[Path]:
             },
             logy=True,
         ),
+        bar_plot(
+            out_dir / "kafka.png",
+            "Franz / Apache Kafka: records/s, broker CPU-s/GB and RSS (100 % = equal)",
+            "franz / Kafka, % (log scale)",
+            results.kafka_ratios(),
+            logy=True,
+        ),
     ]
     return [p for p in made if p is not None]
 

@@ -303,6 +303,32 @@ class Results(Findings):
             )
         return render_markdown_table(headers, body, align="llrrrrrrrl")
 
+    def kafka_pairs(self) -> list[tuple[Row, Row]]:
+        """``(Kafka's row, franz's row)`` of every case both ran, in the report's order."""
+        pairs = []
+        for scenario in SCENARIO_TITLES:
+            for row in self.scenario_rows(scenario):
+                franz = self.franz_row(row) if row.system == KAFKA else None
+                if franz is not None:
+                    pairs.append((row, franz))
+        return pairs
+
+    def kafka_ratios(self) -> dict[str, dict[str, float]]:
+        """``{"scenario: case": {"records/s": %, "broker CPU-s/GB": %, "broker RSS": %}}``,
+        franz over Kafka in percent (what ``kafka.png`` draws); missing ratios left out."""
+        out: dict[str, dict[str, float]] = {}
+        for row, _ in self.kafka_pairs():
+            rate = self.ratio(row)
+            values = {
+                "records/s": rate["median"] if rate else None,
+                "broker CPU-s/GB": self.resource_ratio(row, "cpu"),
+                "broker RSS": self.resource_ratio(row, "rss"),
+            }
+            out[f"{row.scenario}: {row.case}"] = {
+                k: v * 100 for k, v in values.items() if v is not None
+            }
+        return out
+
     def kafka_table(self) -> str:
         """Franz against Apache Kafka, case by case: Kafka's figure first, then franz's, then
         franz / Kafka for records/s (paired runs' median), broker CPU-s/GB and broker RSS;
@@ -313,30 +339,26 @@ class Results(Findings):
             "franz RSS MiB", "franz / Kafka RSS",
         ]  # fmt: skip
         body = []
-        for scenario in SCENARIO_TITLES:
-            for row in self.scenario_rows(scenario):
-                franz = self.franz_row(row) if row.system == KAFKA else None
-                if franz is None:
-                    continue
-                ratio = self.ratio(row)
-                k_rate, f_rate = row.stats("records_s"), franz.stats("records_s")
-                k_cpu, f_cpu = row.stats("cpu_s_per_gb"), franz.stats("cpu_s_per_gb")
-                k_rss, f_rss = row.stats("rss_mib"), franz.stats("rss_mib")
-                body.append(
-                    [
-                        scenario,
-                        row.case,
-                        fmt_or_dash(k_rate["median"] if k_rate else None),
-                        fmt_or_dash(f_rate["median"] if f_rate else None),
-                        "-" if ratio is None else f"{ratio['median']:.0%}",
-                        fmt_or_dash(k_cpu["median"] if k_cpu else None, ".2f"),
-                        fmt_or_dash(f_cpu["median"] if f_cpu else None, ".2f"),
-                        _pct(self.resource_ratio(row, "cpu")),
-                        fmt_or_dash(k_rss["max"] if k_rss else None),
-                        fmt_or_dash(f_rss["max"] if f_rss else None),
-                        _pct(self.resource_ratio(row, "rss")),
-                    ]
-                )
+        for row, franz in self.kafka_pairs():
+            ratio = self.ratio(row)
+            k_rate, f_rate = row.stats("records_s"), franz.stats("records_s")
+            k_cpu, f_cpu = row.stats("cpu_s_per_gb"), franz.stats("cpu_s_per_gb")
+            k_rss, f_rss = row.stats("rss_mib"), franz.stats("rss_mib")
+            body.append(
+                [
+                    row.scenario,
+                    row.case,
+                    fmt_or_dash(k_rate["median"] if k_rate else None),
+                    fmt_or_dash(f_rate["median"] if f_rate else None),
+                    "-" if ratio is None else f"{ratio['median']:.0%}",
+                    fmt_or_dash(k_cpu["median"] if k_cpu else None, ".2f"),
+                    fmt_or_dash(f_cpu["median"] if f_cpu else None, ".2f"),
+                    _pct(self.resource_ratio(row, "cpu")),
+                    fmt_or_dash(k_rss["max"] if k_rss else None),
+                    fmt_or_dash(f_rss["max"] if f_rss else None),
+                    _pct(self.resource_ratio(row, "rss")),
+                ]
+            )
         kafka = self.latency.get(KAFKA)
         franz_lat = next((runs for system, (_, runs) in self.latency.items()
                           if system.startswith("franz")), None)  # fmt: skip

@@ -26,6 +26,7 @@ from bench.kafka_peer import (
     producer_perf_args,
     server_properties,
 )
+from bench.plots import write_plots
 from bench.suite import (
     CAVEATS,
     FRANZ,
@@ -110,6 +111,15 @@ def test_kafka_leads_each_case_and_the_report_opens_with_franz_over_kafka():
     text = res.markdown()
     assert text.index("### Franz / Apache Kafka") < text.index("### Produce throughput")
     assert res.latency_table().splitlines()[2].startswith(f"| {KAFKA}")
+
+
+def test_kafka_plot_draws_the_ratios(tmp_path):
+    res = kafka_results()
+    assert res.kafka_ratios() == {
+        "produce: c": {"records/s": 300.0, "broker CPU-s/GB": 25.0, "broker RSS": 10.0}
+    }
+    assert tmp_path / "kafka.png" in write_plots(res, tmp_path)
+    assert (tmp_path / "kafka.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_kafka_targets_read_the_ratios_cpu_and_rss():
