@@ -662,7 +662,8 @@ CAVEATS = [
     "shipped server.properties and kafka-server-start.sh's JVM (1 GiB heap, G1), data in the "
     "same temp dir; it runs the same kcat and confluent-kafka workloads as franz and Kafka's "
     "perf-test tools run against both. Its rows measure the broker process alone (not "
-    "ZooKeeper). The JVM warms up (JIT) during the first runs: quick mode favours franz.",
+    "ZooKeeper). Every broker gets an untimed warm-up (kcat -P and -C of the produce run's "
+    "records) before its first timed run, so the JVM's JIT has compiled its hot paths.",
     "Each other reference answers one question: the mock broker inside kcat / the client is the "
     "client's ceiling (it stores nothing on disk and keeps only ~5 MiB per partition); Redis "
     "Streams is an in-memory log with an AOF fsynced every second; NATS JetStream stores to "
