@@ -450,7 +450,8 @@ def perftest(s: Suite) -> None:
     cfg, libs = s.cfg, s.libs
     brokers = [name for name in (KAFKA, FRANZ) if name in s.servers]
     if libs is None or not brokers:
-        s.res.scenario_note("perftest", "Not run: Kafka's jars are missing (see the warnings).")
+        why = "--no-kafka" if not s.cfg.kafka else "Kafka's jars are missing (see the warnings)"
+        s.res.scenario_note("perftest", f"Not run: {why}.")
         return
     n, size = cfg.perf_records, 100
     produce_case = f"ProducerPerformance {n:,} x {size} B, acks=1"
