@@ -121,7 +121,7 @@ def kafka_libs() -> Path:
     if not (dest / ".complete").exists():
         raise KafkaUnavailable(
             f"Apache Kafka's jars are not in {dest}/libs: fetch them with "
-            "`bash scripts/fetch-kafka-reference.sh` (Maven Central, ~100 MB, or run "
+            "`bash scripts/fetch-kafka-reference.sh` (Maven Central, ~50 MB, or run "
             "scripts/setup.sh), then run the suite again"
         )
     return dest / "libs"
