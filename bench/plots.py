@@ -83,7 +83,8 @@ def bar_plot(
         return None
     labels = list(dict.fromkeys(label for bars in groups.values() for label in bars))
     width = 0.8 / max(1, len(labels))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(groups) + 2), 4.5))
+    # at most 24 in wide (kafka.png has a group per case: ~20)
+    fig, ax = plt.subplots(figsize=(min(24.0, max(6.0, 1.6 * len(groups) + 2)), 4.5))
     for i, label in enumerate(labels):
         xs = [g + i * width for g in range(len(groups))]
         ax.bar(xs, [bars.get(label, math.nan) for bars in groups.values()], width, label=label)
@@ -171,6 +172,13 @@ def write_plots(results: object, out_dir: Path) -> list[Path]:
                 for scenario in ("produce", "consume")
                 for case in dict.fromkeys(r.case for r in results.scenario_rows(scenario))
             },
+            logy=True,
+        ),
+        bar_plot(
+            out_dir / "kafka.png",
+            "Franz / Apache Kafka: records/s, broker CPU-s/GB and RSS (100 % = equal)",
+            "franz / Kafka, % (log scale)",
+            results.kafka_ratios(),
             logy=True,
         ),
     ]

@@ -5,12 +5,16 @@ Run ``python -m bench.suite [--quick] [--only produce,consume,sizes,latency,part
 plot means and what each reference is, and is not, a reference for.
 
 Systems, all started by the suite on loopback with data in its temp dir and stopped by PID:
-franz (``tests.support.broker.BrokerProcess``), librdkafka's mock broker (inside kcat or the
+Apache Kafka 3.9 (ZooKeeper and ``kafka.Kafka`` with ``kafka-server-start.sh``'s JVM flags,
+from the jars ``scripts/fetch-kafka-reference.sh`` caches: :mod:`bench.kafka_peer`; the first
+reference, its rows lead every case and the report opens with Franz / Kafka), franz
+(``tests.support.broker.BrokerProcess``), librdkafka's mock broker (inside kcat or the
 Python client via ``test.mock.num.brokers=1``, or hosted in a process of its own:
 ``broker_clients.MockCluster``), Redis Streams (``redis-server``, AOF ``everysec``) and NATS
 JetStream (``nats-server -js``, file storage) from :mod:`bench.peers`. Clients: ``kcat``,
-``redis-benchmark``, and the Python children of :mod:`bench.peer_clients` and
-``bench.broker_clients`` (confluent-kafka, redis-py, nats-py), each printing one JSON line.
+``redis-benchmark``, Kafka's ProducerPerformance / ConsumerPerformance, and the Python
+children of :mod:`bench.peer_clients` and ``bench.broker_clients`` (confluent-kafka,
+redis-py, nats-py), each printing one JSON line.
 
 Every run has a time limit, every scenario a budget (a scenario over it skips its remaining
 runs with a warning), the systems' order rotates every run. The report (one Markdown table
@@ -20,6 +24,7 @@ per scenario), ``results.json`` and the PNG plots go to ``<results dir>/suite-<s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import sys
@@ -50,6 +55,14 @@ from bench.harness import (
     run_suite,
     stop_owned,
 )
+from bench.kafka_peer import (
+    KAFKA_JVM_FLAGS,
+    KafkaPeer,
+    KafkaUnavailable,
+    ZooKeeperPeer,
+    kafka_libs,
+    kafka_version,
+)
 from bench.peer_clients import peer_child
 from bench.peers import (
     NatsServer,
@@ -60,13 +73,13 @@ from bench.peers import (
 )
 from bench.plots import write_plots
 from bench.report import prewarm
-from bench.suite_results import Measure, Results, Target
+from bench.suite_results import KAFKA, Measure, Results, Target
 
 T = TypeVar("T")
 
 __all__ = ["SCENARIOS", "Settings", "main", "parse_args", "settings_from_args"]
 
-SCENARIOS = ("produce", "consume", "sizes", "latency", "partitions", "stored")
+SCENARIOS = ("produce", "consume", "sizes", "latency", "partitions", "stored", "perftest")
 GiB = 1024**3
 MiB = 1024**2
 REPO = Path(__file__).resolve().parents[1]
@@ -95,6 +108,8 @@ class Settings:
     nats_stored_levels_gib: tuple[float, ...]
     stored_records: int  # per measurement at a level
     fill_file_mib: int
+    perf_records: int  # Kafka's ProducerPerformance / ConsumerPerformance, 100 B
+    kafka: bool  # run Apache Kafka beside franz
     run_timeout: float
     budgets: dict[str, float]
     scenarios: tuple[str, ...]
@@ -105,7 +120,8 @@ class Settings:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m bench.suite",
-        description="franz against librdkafka's mock, Redis Streams and NATS JetStream.",
+        description="franz against Apache Kafka 3.9, librdkafka's mock, Redis Streams and "
+        "NATS JetStream.",
     )
     p.add_argument("--quick", action="store_true", help="1 run, small sizes (< 3 min)")
     p.add_argument("--only", default=",".join(SCENARIOS), help="subset of " + ",".join(SCENARIOS))
@@ -113,6 +129,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--results-dir", help="parent of suite-<stamp>/ (default bench/results)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="server.properties override for franz (repeatable)")  # fmt: skip
+    p.add_argument("--no-kafka", action="store_true",
+                   help="leave Apache Kafka out (it needs Java and ~1.5 GiB of RAM)")  # fmt: skip
     return p.parse_args(argv)
 
 
@@ -124,10 +142,24 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     parent = Path(args.results_dir) if args.results_dir else REPO / "bench" / "results"
     budgets = (
-        dict(produce=40.0, consume=20.0, sizes=30.0, latency=20.0, partitions=30.0, stored=30.0)
+        dict(
+            produce=50.0,
+            consume=30.0,
+            sizes=55.0,
+            latency=25.0,
+            partitions=70.0,
+            stored=60.0,
+            perftest=40.0,
+        )
         if quick
         else dict(
-            produce=180.0, consume=80.0, sizes=130.0, latency=90.0, partitions=120.0, stored=240.0
+            produce=240.0,
+            consume=120.0,
+            sizes=190.0,
+            latency=120.0,
+            partitions=240.0,
+            stored=360.0,
+            perftest=150.0,
         )
     )
     return Settings(
@@ -150,6 +182,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         nats_stored_levels_gib=(0.0, 0.25) if quick else (0.0, 0.5, 1.0),
         stored_records=200_000 if quick else 1_000_000,
         fill_file_mib=64 if quick else 256,
+        perf_records=100_000 if quick else 1_000_000,
+        kafka=not args.no_kafka,
         run_timeout=30.0 if quick else 90.0,
         budgets=budgets,
         scenarios=parse_names(args.only, SCENARIOS),
@@ -233,6 +267,8 @@ class Suite:
         self.owned: list[Any] = []
         self.servers: dict[str, Server] = {}
         self.redis: RedisServer | None = None
+        self.zookeeper: ZooKeeperPeer | None = None
+        self.libs: Path | None = None  # Kafka's jars
         self.nats: NatsServer | None = None
         self.inputs: dict[tuple[int, int], Path] = {}
         self.backlog: dict[str, str] = {}  # system -> topic / key / stream of cfg.records
@@ -253,6 +289,7 @@ class Suite:
         self.owned.append(broker)
         print(f"  {name}: {broker.bootstrap} (pid {broker.pid})", flush=True)
         self.warm_coordinator(broker.bootstrap)
+        self.warm_up(broker.bootstrap)
         return Server(FRANZ, broker.bootstrap, broker.pid)
 
     def warm_coordinator(self, bootstrap: str) -> None:
@@ -262,7 +299,8 @@ class Suite:
         coordinator in the background as soon as it exists; franz creates the 50 partitions
         of ``__consumer_offsets`` (a file and an fsync each) on the first FindCoordinator.
         Without this, that creation would overlap the first timed Python run (py-spy showed
-        it as 36 % of franz's busy time in the first confluent-kafka produce run).
+        it as 36 % of franz's busy time in the first confluent-kafka produce run). Kafka gets
+        the same (it creates the topic on the first FindCoordinator too).
         """
         from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -277,10 +315,66 @@ class Suite:
             self.res.warn(f"franz: warming the group coordinator up failed: {exc}")
         finally:
             consumer.close()
-        print(f"  franz: group coordinator ready in {time.monotonic() - t0:.1f} s", flush=True)
+        print(f"  {bootstrap}: group coordinator ready in {time.monotonic() - t0:.1f} s",
+              flush=True)  # fmt: skip
+
+    def start_kafka(self, name: str, partitions: int) -> Server | None:
+        """An Apache Kafka broker of its own (data dir ``name``, ZooKeeper chroot ``/name``);
+        the first call starts ZooKeeper, or finds Kafka's jars missing and warns once."""
+        if not self.cfg.kafka:
+            return None
+        if self.zookeeper is None:
+            if self.libs is not None:  # ZooKeeper failed before: warned then
+                return None
+            try:
+                self.libs = kafka_libs()
+            except KafkaUnavailable as exc:
+                self.cfg = dataclasses.replace(self.cfg, kafka=False)
+                self.res.warn(f"Apache Kafka's rows are skipped: {exc}")
+                return None
+            zookeeper = ZooKeeperPeer(self.base / "zookeeper", self.libs)
+            try:
+                zookeeper.start(timeout=60.0)
+            except RuntimeError as exc:
+                self.res.warn(f"ZooKeeper did not start; Apache Kafka's rows are skipped: {exc}")
+                return None
+            self.owned.append(zookeeper)
+            self.zookeeper = zookeeper
+            print(f"  zookeeper (for Kafka): {zookeeper.address} (pid {zookeeper.pid})")
+        assert self.libs is not None
+        kafka = KafkaPeer(self.base / name, self.libs, self.zookeeper.address, chroot=name,
+                          partitions=partitions)  # fmt: skip
+        try:
+            kafka.start(timeout=120.0)
+        except RuntimeError as exc:
+            self.res.warn(f"Apache Kafka ({name}) did not start: {str(exc)[-1500:]}")
+            return None
+        self.owned.append(kafka)
+        print(f"  {name}: Apache Kafka {kafka_version()} at {kafka.address} (pid {kafka.pid})",
+              flush=True)  # fmt: skip
+        self.warm_coordinator(kafka.address)
+        self.warm_up(kafka.address)
+        return Server(KAFKA, kafka.address, kafka.pid)
+
+    def warm_up(self, bootstrap: str) -> None:
+        """Untimed: ``kcat -P`` of ``cfg.records`` x 100 B into a topic of its own and ``kcat
+        -C`` of them, so a JVM broker's JIT has compiled the produce and fetch paths before
+        the first timed run (a broker in production is long-running); franz gets the same."""
+        t0 = time.monotonic()
+        create_topic(bootstrap, "suite-warm-up", 6)
+        path = self.input(self.cfg.records, 100)
+        produce = ["kcat", "-P", "-b", bootstrap, "-t", "suite-warm-up", "-X", "acks=1"]
+        run_timed(produce, timeout=self.cfg.run_timeout, stdin_path=path)
+        consume = ["kcat", "-C", "-b", bootstrap, "-t", "suite-warm-up", "-o", "beginning",
+                   "-e", "-q", "-f", "x"]  # fmt: skip
+        run_timed(consume, timeout=self.cfg.run_timeout)
+        print(f"  {bootstrap}: warmed up in {time.monotonic() - t0:.1f} s", flush=True)
 
     def start(self) -> None:
         print("starting the systems ...", flush=True)
+        kafka = self.start_kafka("kafka", 6)
+        if kafka is not None:
+            self.servers[KAFKA] = kafka
         franz = self.start_franz("franz", 6)
         if franz is not None:
             self.servers[FRANZ] = franz
@@ -300,6 +394,7 @@ class Suite:
                 self.nats = server
 
     def close(self) -> None:
+        self.note_zookeeper()
         self.stop_franz()
         stop_owned(self.owned, self.res.warn)
         try:
@@ -308,6 +403,18 @@ class Suite:
             out.write_text(json.dumps(self.res.to_json(), indent=1, default=str))
         except Exception as exc:  # the tables still get written
             self.res.warn(f"writing the plots / results.json failed: {exc!r}")
+
+    def note_zookeeper(self) -> None:
+        """ZooKeeper's own CPU and memory, which the Kafka rows leave out."""
+        sample = self.zookeeper.sample() if self.zookeeper is not None else None
+        if sample is not None:
+            self.res.scenario_note(
+                "kafka",
+                f"Kafka's rows measure the broker process (kafka.Kafka) alone. ZooKeeper, which "
+                f"a ZooKeeper-mode Kafka needs, used {sample.cpu_s:.1f} CPU-s over the whole "
+                f"suite and ended at {sample.rss_mib:,.0f} MiB RSS (HWM {sample.hwm_mib:,.0f}); "
+                "franz's metadata is in its own process (no ZooKeeper in this suite).",
+            )
 
     def stop_franz(self) -> None:
         """Stop the franz brokers first, by PID; a non-zero exit is warned with its output."""
@@ -382,9 +489,9 @@ class Suite:
     def kcat_produce(
         self, system: str, topic: str, records: int, size: int, acks: str = "1"
     ) -> Measure | None:
-        """``kcat -P`` of ``records`` lines of ``size`` B into franz or the mock in kcat."""
-        server = self.servers.get(FRANZ) if system == FRANZ else None
-        if system == FRANZ:
+        """``kcat -P`` of ``records`` lines of ``size`` B into franz, Kafka or the mock in kcat."""
+        server = self.servers.get(system) if system in (FRANZ, KAFKA) else None
+        if system in (FRANZ, KAFKA):
             if server is None:
                 return None
             create_topic(server.address, topic, 6)
@@ -466,6 +573,11 @@ class Suite:
 
         stored(self)
 
+    def scenario_perftest(self) -> None:
+        from bench.suite_scenarios import perftest
+
+        perftest(self)
+
     def run(self) -> None:
         self.res.runs_per_row = self.cfg.runs
         self.start()
@@ -479,10 +591,57 @@ class Suite:
 
 
 def issue_targets(cfg: Settings) -> list[Target]:
-    """Issue 3's targets, as rows of this suite (the consume-vs-mock one is broker_bench's)."""
+    """Issue 3's targets, as rows of this suite (the consume-vs-mock one is broker_bench's),
+    and issue 15's against Apache Kafka (>= 100 % on produce and consume, lower CPU-s/GB, a
+    tenth of its RSS) when Kafka runs."""
     kcat = f"kcat -P {cfg.records:,}, acks=1"
     client = f"confluent-kafka {cfg.client_records:,}, acks=1"
+    consume = "kcat -C -e (C client)"
+    kafka = (
+        [
+            Target("kcat -P acks=1: franz / Kafka", "produce", kcat, KAFKA, "ratio", 1.0),
+            Target(
+                "kcat -P acks=all: franz / Kafka",
+                "produce",
+                kcat.replace("=1", "=all"),
+                KAFKA,
+                "ratio",
+                1.0,
+            ),
+            Target("kcat -C -e: franz / Kafka", "consume", consume, KAFKA, "ratio", 1.0),
+            Target(
+                "kcat -P acks=1 broker CPU-s/GB: franz / Kafka",
+                "produce",
+                kcat,
+                KAFKA,
+                "cpu_ratio",
+                1.0,
+                False,
+            ),
+            Target(
+                "kcat -C -e broker CPU-s/GB: franz / Kafka",
+                "consume",
+                consume,
+                KAFKA,
+                "cpu_ratio",
+                1.0,
+                False,
+            ),
+            Target(
+                "broker RSS after kcat -P acks=1: franz / Kafka",
+                "produce",
+                kcat,
+                KAFKA,
+                "rss_ratio",
+                0.1,
+                False,
+            ),
+        ]
+        if cfg.kafka
+        else []
+    )
     return [
+        *kafka,
         Target("kcat -P records/s (Kafka's published 1 producer, 6 partitions)",
                "produce", kcat, FRANZ, "records_s", 821_557),
         Target("kcat -P: franz / mock in kcat", "produce", kcat, MOCK_KCAT, "ratio", 0.8),
@@ -499,7 +658,13 @@ def issue_targets(cfg: Settings) -> list[Target]:
 
 
 CAVEATS = [
-    "Each reference answers one question: the mock broker inside kcat / the client is the "
+    "Apache Kafka is the reference users compare with: one broker in ZooKeeper mode, the "
+    "shipped server.properties and kafka-server-start.sh's JVM (1 GiB heap, G1), data in the "
+    "same temp dir; it runs the same kcat and confluent-kafka workloads as franz and Kafka's "
+    "perf-test tools run against both. Its rows measure the broker process alone (not "
+    "ZooKeeper). Every broker gets an untimed warm-up (kcat -P and -C of the produce run's "
+    "records) before its first timed run, so the JVM's JIT has compiled its hot paths.",
+    "Each other reference answers one question: the mock broker inside kcat / the client is the "
     "client's ceiling (it stores nothing on disk and keeps only ~5 MiB per partition); Redis "
     "Streams is an in-memory log with an AOF fsynced every second; NATS JetStream stores to "
     "files. None of them is Kafka; the ratios say how franz compares with what a user could "
@@ -530,7 +695,7 @@ def header(cfg: Settings, machine: dict[str, Any], stamp: str) -> str:
             f"- commit {git_commit()}; kcat {kcat} (librdkafka {linked}); confluent-kafka "
             f"{confluent_kafka.version()} (librdkafka {confluent_kafka.libversion()[0]}); "
             f"{tool_version(['redis-server', '--version'])}; "
-            f"{tool_version(['nats-server', '--version'])}",
+            f"{tool_version(['nats-server', '--version'])}; " + kafka_line(cfg),
             f"- {machine.get('cpus')} CPUs, {machine.get('mem_total_mib')} MiB, "
             f"{machine.get('platform')}, Python {machine.get('python')}; data on "
             f"{machine.get('filesystem')}; load average at start {machine.get('loadavg_start')}",
@@ -538,6 +703,18 @@ def header(cfg: Settings, machine: dict[str, Any], stamp: str) -> str:
             f"{cfg.overrides or 'none'}; plots and results.json in `{cfg.results_dir}`",
         ]
     )
+
+
+def kafka_line(cfg: Settings) -> str:
+    """Which Kafka ran, how, or why not."""
+    if not cfg.kafka:
+        return "Apache Kafka: not run (--no-kafka)"
+    try:
+        kafka_libs()
+    except KafkaUnavailable:
+        return "Apache Kafka: skipped (its jars are missing, see the warnings)"
+    java = tool_version(["java", "-version"])
+    return f"Apache Kafka {kafka_version()} (ZooKeeper mode, {java}, {' '.join(KAFKA_JVM_FLAGS)})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

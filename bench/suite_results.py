@@ -23,6 +23,7 @@ from bench.report import Findings, fmt_or_dash, ratios_of, render_markdown_table
 from bench.report import verdict as target_verdict
 
 __all__ = [
+    "KAFKA",
     "SCENARIO_TITLES",
     "Measure",
     "Results",
@@ -34,6 +35,7 @@ __all__ = [
 
 MB = 1e6
 GB = 1e9
+KAFKA = "Apache Kafka"  # the peer users compare with first: its rows lead every case
 
 SCENARIO_TITLES = {
     "produce": "Produce throughput, 100 B records",
@@ -42,6 +44,7 @@ SCENARIO_TITLES = {
     "latency": "End-to-end latency at a fixed rate",
     "partitions": "Partitions scaling (produce, broker RSS)",
     "stored": "Produce throughput versus data already stored",
+    "perftest": "Kafka's perf-test tools (ProducerPerformance, ConsumerPerformance)",
 }
 
 
@@ -99,8 +102,10 @@ class Target:
     """One of the broker issue's targets, read from the suite's rows.
 
     ``metric``: ``records_s`` (franz's median in row (scenario, case, system)), ``ratio``
-    (franz over the reference row (scenario, case, system), median of paired runs), or a
-    latency percentile ``p50``/``p99`` (franz's median; scenario/case unused).
+    (franz over the reference row (scenario, case, system), median of paired runs),
+    ``cpu_ratio`` (franz's median broker CPU-s/GB over the reference row's), ``rss_ratio``
+    (franz's largest broker RSS over the reference row's), or a latency percentile
+    ``p50``/``p99`` (franz's median; scenario/case unused).
     """
 
     label: str
@@ -118,6 +123,21 @@ class Target:
 def paired(numerator: list[Measure], denominator: list[Measure]) -> list[float]:
     """records/s ratios of runs paired by index (measured back to back)."""
     return ratios_of([m.records_s for m in numerator], [m.records_s for m in denominator])
+
+
+def kafka_first(rows: list[Row]) -> list[Row]:
+    """``rows`` grouped by case (cases in first-seen order), Apache Kafka's row first in each,
+    then franz's, then the other references in the order they were measured."""
+    cases = list(dict.fromkeys(r.case for r in rows))
+
+    def rank(r: Row) -> tuple[int, int]:
+        return cases.index(r.case), 0 if r.system == KAFKA else 1 if r.franz else 2
+
+    return sorted(rows, key=rank)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def latency_span(runs: list[LatencyRun], name: str) -> str:
@@ -196,6 +216,14 @@ class Results(Findings):
         a, b = row.stats("records_s"), first.stats("records_s")
         return a["median"] / b["median"] if a and b and b["median"] > 0 else None
 
+    def resource_ratio(self, row: Row, what: str) -> float | None:
+        """franz's broker CPU-s/GB (median) or RSS (largest) over ``row``'s, same case."""
+        franz = self.franz_row(row)
+        metric, pick = ("cpu_s_per_gb", "median") if what == "cpu" else ("rss_mib", "max")
+        a = franz.stats(metric) if franz else None
+        b = row.stats(metric)
+        return a[pick] / b[pick] if a and b and b[pick] > 0 else None
+
     def target_value(self, target: Target) -> float | None:
         if target.metric in ("p50", "p99", "p999"):
             entry = self.latency.get(target.system)
@@ -208,6 +236,8 @@ class Results(Findings):
         if target.metric == "ratio":
             r = self.ratio(row)
             return r["median"] if r else None
+        if target.metric in ("cpu_ratio", "rss_ratio"):
+            return self.resource_ratio(row, target.metric.removesuffix("_ratio"))
         stats = row.stats(target.metric)
         return stats["median"] if stats else None
 
@@ -218,7 +248,7 @@ class Results(Findings):
         for t in self.targets:
             measured = self.target_value(t)
             op = ">=" if t.higher_is_better else "<="
-            if t.metric == "ratio":
+            if t.metric in ("ratio", "cpu_ratio", "rss_ratio"):
                 shown, goal = (
                     fmt_or_dash(None if measured is None else measured * 100, ".0f"),
                     (f"{op} {t.value:.0%}"),
@@ -230,7 +260,7 @@ class Results(Findings):
                 shown, goal = fmt_or_dash(measured, ".3f"), f"{op} {t.value:g} ms"
             body.append([t.label, shown, goal, t.verdict(measured)])
         return render_markdown_table(
-            ["the broker issue's target", "franz (median)", "target", "verdict"], body, "lrll"
+            ["target", "franz (median)", "target", "verdict"], body, "lrll"
         )
 
     def table(self, scenario: str) -> str:
@@ -242,7 +272,7 @@ class Results(Findings):
             "vs first level" if flat else "franz / this (min-max)",
         ]  # fmt: skip
         body = []
-        for row in self.scenario_rows(scenario):
+        for row in kafka_first(self.scenario_rows(scenario)):
             rate = row.stats("records_s")
             assert rate is not None
             mb, cpu, ccpu = row.stats("mb_s"), row.stats("cpu_s_per_gb"), row.stats("client_cpu_s")
@@ -273,10 +303,81 @@ class Results(Findings):
             )
         return render_markdown_table(headers, body, align="llrrrrrrrl")
 
+    def kafka_pairs(self) -> list[tuple[Row, Row]]:
+        """``(Kafka's row, franz's row)`` of every case both ran, in the report's order."""
+        pairs = []
+        for scenario in SCENARIO_TITLES:
+            for row in self.scenario_rows(scenario):
+                franz = self.franz_row(row) if row.system == KAFKA else None
+                if franz is not None:
+                    pairs.append((row, franz))
+        return pairs
+
+    def kafka_ratios(self) -> dict[str, dict[str, float]]:
+        """``{"scenario: case": {"records/s": %, "broker CPU-s/GB": %, "broker RSS": %}}``,
+        franz over Kafka in percent (what ``kafka.png`` draws); missing ratios left out."""
+        out: dict[str, dict[str, float]] = {}
+        for row, _ in self.kafka_pairs():
+            rate = self.ratio(row)
+            values = {
+                "records/s": rate["median"] if rate else None,
+                "broker CPU-s/GB": self.resource_ratio(row, "cpu"),
+                "broker RSS": self.resource_ratio(row, "rss"),
+            }
+            out[f"{row.scenario}: {row.case}"] = {
+                k: v * 100 for k, v in values.items() if v is not None
+            }
+        return out
+
+    def kafka_table(self) -> str:
+        """Franz against Apache Kafka, case by case: Kafka's figure first, then franz's, then
+        franz / Kafka for records/s (paired runs' median), broker CPU-s/GB and broker RSS;
+        latency percentiles at the end. Empty when there is no Kafka row."""
+        headers = [
+            "scenario", "case", "Kafka records/s", "franz records/s", "franz / Kafka",
+            "Kafka CPU-s/GB", "franz CPU-s/GB", "franz / Kafka CPU", "Kafka RSS MiB",
+            "franz RSS MiB", "franz / Kafka RSS",
+        ]  # fmt: skip
+        body = []
+        for row, franz in self.kafka_pairs():
+            ratio = self.ratio(row)
+            k_rate, f_rate = row.stats("records_s"), franz.stats("records_s")
+            k_cpu, f_cpu = row.stats("cpu_s_per_gb"), franz.stats("cpu_s_per_gb")
+            k_rss, f_rss = row.stats("rss_mib"), franz.stats("rss_mib")
+            body.append(
+                [
+                    row.scenario,
+                    row.case,
+                    fmt_or_dash(k_rate["median"] if k_rate else None),
+                    fmt_or_dash(f_rate["median"] if f_rate else None),
+                    "-" if ratio is None else f"{ratio['median']:.0%}",
+                    fmt_or_dash(k_cpu["median"] if k_cpu else None, ".2f"),
+                    fmt_or_dash(f_cpu["median"] if f_cpu else None, ".2f"),
+                    _pct(self.resource_ratio(row, "cpu")),
+                    fmt_or_dash(k_rss["max"] if k_rss else None),
+                    fmt_or_dash(f_rss["max"] if f_rss else None),
+                    _pct(self.resource_ratio(row, "rss")),
+                ]
+            )
+        kafka = self.latency.get(KAFKA)
+        franz_lat = next((runs for system, (_, runs) in self.latency.items()
+                          if system.startswith("franz")), None)  # fmt: skip
+        if kafka and franz_lat:
+            for name, label in (("p50", "p50 ms"), ("p99", "p99 ms"), ("p999", "p99.9 ms")):
+                k = _median_of(kafka[1], name)
+                f = _median_of(franz_lat, name)
+                ratio_text = "-" if k is None or f is None or k <= 0 else f"{f / k:.0%}"
+                body.append(["latency", label, fmt_or_dash(k, ".3f"), fmt_or_dash(f, ".3f"),
+                             ratio_text, "", "", "", "", "", ""])  # fmt: skip
+        if not body:
+            return ""
+        return render_markdown_table(headers, body, align="llrrrrrrrrr")
+
     def latency_table(self) -> str:
         headers = ["system", "consumer", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "lost", "runs"]
         body = []
-        for system, (consumer, runs) in self.latency.items():
+        ordered = sorted(self.latency.items(), key=lambda item: item[0] != KAFKA)
+        for system, (consumer, runs) in ordered:
             worst = max((r.max for r in runs if not math.isnan(r.max)), default=math.nan)
             body.append(
                 [
@@ -294,6 +395,11 @@ class Results(Findings):
 
     def markdown(self) -> str:
         parts: list[str] = []
+        kafka = self.kafka_table()
+        if kafka:
+            parts += ["### Franz / Apache Kafka", "", kafka, ""]
+            notes = self.scenario_notes.get("kafka", [])
+            parts += [f"- {n}" for n in notes] + ([""] if notes else [])
         for scenario, title in SCENARIO_TITLES.items():
             notes = self.scenario_notes.get(scenario, [])
             if scenario == "latency":
@@ -399,6 +505,11 @@ def results_from_json(data: dict[str, Any]) -> Results:
             res.add_latency(system, entry["consumer"], LatencyRun(**run))
     res.scenario_notes = dict(data.get("notes", {}))
     return res
+
+
+def _median_of(runs: list[LatencyRun], name: str) -> float | None:
+    values = [getattr(r, name) for r in runs if not math.isnan(getattr(r, name))]
+    return summarize(values)["median"] if values else None
 
 
 def vars_of(run: LatencyRun) -> dict[str, float]:

@@ -191,8 +191,11 @@ def test_settings_full_and_quick():
         ("sizes", "latency"),
         1.0,
     )
-    assert sum(quick.budgets.values()) <= 170  # under 3 minutes with start-up
-    assert sum(full.budgets.values()) <= 840  # under 15 minutes with start-up
+    # Apache Kafka runs beside franz in every scenario since issue 15 (and the perftest
+    # scenario is new), so the budgets grew from 170 / 840 s
+    assert sum(quick.budgets.values()) <= 330  # under 6 minutes with start-up
+    assert sum(full.budgets.values()) <= 1440  # under 25 minutes with start-up
+    assert full.kafka and not settings_from_args(parse_args(["--no-kafka"])).kafka
     assert full.results_dir.name.startswith("suite-")
     with pytest.raises(SystemExit):
         settings_from_args(parse_args(["--only", "nope"]))
@@ -208,8 +211,8 @@ def test_smoke_run_of_the_size_sweep_writes_the_report_and_a_plot(tmp_path, caps
     cfg = settings_from_args(
         parse_args(["--quick", "--only", "sizes", "--results-dir", str(tmp_path)])
     )
-    cfg = dataclasses.replace(
-        cfg, sizes=(100, 1024), size_bytes=200_000, peer_seconds=1.0, run_timeout=20.0
+    cfg = dataclasses.replace(  # Kafka has a smoke test of its own (test_kafka_peer)
+        cfg, sizes=(100, 1024), size_bytes=200_000, peer_seconds=1.0, run_timeout=20.0, kafka=False
     )
     assert run_suite("suite", cfg, Results(), Suite, header, CAVEATS) == 0
     report = next(cfg.results_dir.glob("suite-*.md")).read_text()
