@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fetch the reference class path for tests/reference/: Apache Kafka's broker, tools and Java
-# client (the artifacts named in tests/reference/pom.xml, plus their runtime dependencies) from
-# Maven Central with `mvn dependency:copy-dependencies`, into a cache dir outside the repo:
+# Fetch the reference class path for tests/reference/: Apache Kafka's broker, tools, Java
+# client and Kafka Streams (the artifacts named in tests/reference/pom.xml, plus their runtime
+# dependencies) from Maven Central with `mvn dependency:copy-dependencies`, into a cache dir
+# outside the repo:
 #
 #   ${FRANZ_REFERENCE_CACHE:-$HOME/.cache/franz-reference}/kafka-<version>/libs/*.jar
 #

@@ -18,7 +18,7 @@ Internal topics are Kafka's ``Topic.isInternal``: ``__consumer_offsets`` and
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, Final
 
@@ -34,6 +34,7 @@ __all__ = [
     "check_reachable",
     "is_unreachable",
     "java_error_text",
+    "java_hash_set_order",
     "kafka_error",
     "kafka_error_of",
     "kafka_error_text",
@@ -56,6 +57,38 @@ UNREACHABLE_CODES: Final = frozenset(
 def tp_name(topic: str, partition: int) -> str:
     """Kafka's ``TopicPartition.toString``."""
     return f"{topic}-{partition}"
+
+
+def _int32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def _topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``, where
+    ``String.hashCode`` runs over UTF-16 code units, all in 32-bit ints."""
+    h = 0
+    data = topic.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = _int32(31 * h + ((data[i] << 8) | data[i + 1]))
+    return _int32(31 * (31 + partition) + h)
+
+
+def java_hash_set_order(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The iteration order of a ``java.util.HashSet<TopicPartition>`` (or a ``HashMap`` keyed
+    by them) filled with ``partitions`` in this order, which is the order Kafka's tools print
+    such sets in: by bucket (``h ^ (h >>> 16)`` masked to the table, 16 slots doubling when
+    more than 3/4 full), a bucket's entries in insertion order."""
+    items = list(partitions)
+    length = 16
+    while len(items) > length * 3 // 4:
+        length *= 2
+
+    def bucket(tp: tuple[str, int]) -> int:
+        h = _topic_partition_hash(*tp) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (length - 1)
+
+    return sorted(items, key=bucket)
 
 
 # -- clients -----------------------------------------------------------------------------------

@@ -24,6 +24,12 @@ the same chain but then drops the entries before the primary broker synonym
 ``retention.ms`` reported as DEFAULT_CONFIG; Franz keeps them, so the source names what
 actually set the value. Topic configs are never read-only or sensitive.
 
+Kafka lists a topic's configs in one fixed order, its Scala ``HashMap`` order of the
+``LogConfig`` names (``ConfigHelper.allConfigs``); ``TOPIC_CONFIG_ORDER`` is that order, as
+Kafka 3.9.2 answers. It shows: kafka-topics ``--describe`` prints a topic's overrides in
+the ``java.util.HashMap`` order of ``Config.entries()``, where names sharing a bucket
+(``segment.bytes``, ``retention.ms``) keep the broker's order.
+
 **Broker configs.** A named broker (resource ``"<id>"``) lists every key with its effective
 value (``BrokerConfig``: per-broker dynamic > dynamic default > static > built-in default);
 its source is the highest layer that sets it. Keys Kafka can change at runtime
@@ -52,6 +58,7 @@ from franz.config.topic import TOPIC_CONFIG_KEYS
 from franz.errors import InvalidRequestError
 
 __all__ = [
+    "TOPIC_CONFIG_ORDER",
     "ConfigEntry",
     "ConfigSource",
     "ConfigSynonym",
@@ -226,6 +233,26 @@ def _broker_synonyms(config: BrokerConfig, names: Iterable[str]) -> list[ConfigS
     return out
 
 
+#: The order Kafka 3.9's broker lists a topic's configs in (see the module docstring);
+#: read from a Kafka 3.9.2 broker's DescribeConfigs response, the same with and without
+#: overrides.
+TOPIC_CONFIG_ORDER: Final = (
+    "compression.type", "remote.log.delete.on.disable", "leader.replication.throttled.replicas",
+    "remote.storage.enable", "message.downconversion.enable", "min.insync.replicas",
+    "segment.jitter.ms", "remote.log.copy.disable", "local.retention.ms", "cleanup.policy",
+    "flush.ms", "follower.replication.throttled.replicas", "compression.lz4.level",
+    "segment.bytes", "retention.ms", "compression.gzip.level", "flush.messages",
+    "compression.zstd.level", "message.format.version", "max.compaction.lag.ms",
+    "file.delete.delay.ms", "max.message.bytes", "min.compaction.lag.ms",
+    "message.timestamp.type", "local.retention.bytes", "preallocate",
+    "min.cleanable.dirty.ratio", "index.interval.bytes", "unclean.leader.election.enable",
+    "retention.bytes", "delete.retention.ms", "message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms", "segment.ms", "message.timestamp.difference.max.ms",
+    "segment.index.bytes",
+)  # fmt: skip
+_TOPIC_RANK: Final = {name: i for i, name in enumerate(TOPIC_CONFIG_ORDER)}
+
+
 def _wanted(names: Iterable[str], keys: Collection[str] | None) -> list[str]:
     """``names`` filtered by a request's ``configuration_keys`` (null or empty: all)."""
     if not keys:
@@ -247,7 +274,9 @@ def describe_topic_configs(
     """
     effective = config.log_config().with_overrides(overrides).to_properties()
     entries = []
-    for name in _wanted(TOPIC_CONFIG_KEYS, keys):
+    names = _wanted(TOPIC_CONFIG_KEYS, keys)
+    names.sort(key=lambda name: _TOPIC_RANK.get(name, len(_TOPIC_RANK)))  # stable: then by name
+    for name in names:
         key = TOPIC_CONFIG_KEYS[name]
         value: str | None = effective[name]
         synonyms: list[ConfigSynonym] = []

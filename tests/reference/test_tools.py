@@ -7,12 +7,15 @@ must print the same bytes per line; across brokers only what differs by construc
 masked (topic ids, ``host:port``), and each mask says so.
 
 Kafka's tool against Franz is the broker conformance check; ``franz <tool>`` against Kafka
-is the tool conformance check.
+is the tool conformance check. ``kafka-log-dirs`` has no ``franz`` counterpart: Kafka's tool
+runs on both brokers. The perf tests' figures differ from run to run: only their lines'
+shape and the counts are compared.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import subprocess
 import time
@@ -21,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
+import confluent_kafka
 import pytest
 
 from tests.support.broker import BrokerProcess
@@ -40,6 +44,12 @@ KAFKA_MAIN = {
     "consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
     "configs": "kafka.admin.ConfigCommand",
     "get-offsets": "org.apache.kafka.tools.GetOffsetShell",
+    "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
+    "leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
+    "consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
+    # No ``franz log-dirs``: Kafka's tool runs on both brokers only.
+    "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
 }
 TOOLS = ("kafka", "franz")
 BROKERS = ("kafka", "franz")
@@ -393,6 +403,141 @@ def test_configs_describe_all_differs_only_in_known_synonyms(
             assert f_line == k_line.removesuffix("}") + FRANZ_EXTRA_SYNONYMS.get(name, "?") + "}"
             differing[name] = FRANZ_EXTRA_SYNONYMS[name]
     assert differing == FRANZ_EXTRA_SYNONYMS
+
+
+@pytest.fixture(scope="module")
+def delete_topic(kafka: KafkaBroker, franz: BrokerProcess) -> str:
+    """``rt-delete`` (two partitions) on both brokers, six records in partition 0, one batch
+    each (so both brokers store the same bytes)."""
+    topic = "rt-delete"
+    for broker in (kafka, franz):
+        create_topic(broker.bootstrap, topic, 2)
+        producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap})
+        for i in range(6):
+            producer.produce(topic, f"value {i}".encode(), key=f"k{i}".encode(), partition=0)
+            assert producer.flush(30) == 0
+    return topic
+
+
+def test_delete_records(
+    brokers: dict[str, HasBootstrap], delete_topic: str, tmp_path: Path
+) -> None:
+    """Each tool deletes on both brokers (Kafka's up to offset 2, then Franz's up to 4); an
+    offset past the high watermark is an error on that partition's line."""
+    for tool, offset in (("kafka", 2), ("franz", 4)):
+        plan = tmp_path / f"delete-{tool}.json"
+        plan.write_text(json.dumps({"version": 1, "partitions": [
+            {"topic": delete_topic, "partition": 0, "offset": offset},
+            {"topic": delete_topic, "partition": 1, "offset": 0},
+        ]}))  # fmt: skip
+        deleted = run(
+            brokers, "delete-records", "--bootstrap-server", "{bootstrap}",
+            "--offset-json-file", str(plan), tools=(tool,),
+        )  # fmt: skip
+        assert view(deleted[tool, "franz"], str) == view(deleted[tool, "kafka"], str)
+        assert f"partition: {delete_topic}-0\tlow_watermark: {offset}" in (
+            deleted[tool, "kafka"].stdout
+        )
+        starts = run(
+            brokers, "get-offsets", "--bootstrap-server", "{bootstrap}",
+            "--topic", delete_topic, "--time", "-2",
+        )  # fmt: skip
+        assert_same(starts)
+        assert starts["kafka", "kafka"].stdout == f"{delete_topic}:0:{offset}\n{delete_topic}:1:0\n"
+    plan = tmp_path / "delete-too-far.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": delete_topic, "partition": 0, "offset": 7}]}))  # fmt: skip
+    too_far = run(brokers, "delete-records", "--bootstrap-server", "{bootstrap}",
+                  "--offset-json-file", str(plan))  # fmt: skip
+    # Kafka's admin client also logs the partition's error through log4j on stderr (an
+    # ERROR line with a timestamp, from DeleteRecordsHandler); franz delete-records does not.
+    log4j = re.compile(r"^\[[-\d :,]+\] ERROR .*\(org\.apache\.kafka\.clients\.admin\..*\)$")
+    for result in too_far.values():
+        result.stderr = "".join(
+            line for line in result.stderr.splitlines(keepends=True) if not log4j.match(line)
+        )
+    assert_same(too_far)
+    assert "OffsetOutOfRangeException" in too_far["kafka", "kafka"].stdout
+
+
+def test_log_dirs(brokers: dict[str, HasBootstrap], delete_topic: str) -> None:
+    """Kafka's LogDirsCommand (there is no ``franz log-dirs``) describes the same partitions,
+    sizes and lags on both brokers (log dir paths differ by construction: masked)."""
+    described = run(
+        brokers, "log-dirs", "--bootstrap-server", "{bootstrap}", "--describe",
+        "--topic-list", delete_topic, tools=("kafka",),
+    )  # fmt: skip
+    assert_same(described, lambda line: re.sub(r'"logDir":"[^"]*"', '"logDir":"<dir>"', line))
+    report = json.loads(described["kafka", "kafka"].stdout.splitlines()[-1])
+    (log_dir,) = report["brokers"][0]["logDirs"]
+    sizes = {p["partition"]: p["size"] for p in log_dir["partitions"]}
+    assert sizes[f"{delete_topic}-1"] == 0 and sizes[f"{delete_topic}-0"] > 0
+
+
+def test_leader_election(
+    brokers: dict[str, HasBootstrap], delete_topic: str, tmp_path: Path
+) -> None:
+    """On one broker every partition is led by its preferred replica, in the ISR: both
+    election types find nothing to do, the same way on both brokers."""
+    plan = tmp_path / "elect.json"
+    plan.write_text(json.dumps({"partitions": [
+        {"topic": delete_topic, "partition": p} for p in (0, 1)]}))  # fmt: skip
+    for election in ("preferred", "unclean"):
+        elected = run(
+            brokers, "leader-election", "--bootstrap-server", "{bootstrap}",
+            "--election-type", election, "--path-to-json-file", str(plan),
+        )  # fmt: skip
+        assert_same(elected)
+    one = run(
+        brokers, "leader-election", "--bootstrap-server", "{bootstrap}",
+        "--election-type", "preferred", "--topic", delete_topic, "--partition", "1",
+    )  # fmt: skip
+    assert_same(one)
+    assert one["kafka", "kafka"].stdout == (
+        f"Valid replica already elected for partitions {delete_topic}-1\n"
+    )
+
+
+def mask_numbers(line: str) -> str:
+    """Measured figures (rates, latencies, times) differ from run to run."""
+    return re.sub(r"\d+(\.\d+)?", "<n>", line)
+
+
+def test_perf_tests(brokers: dict[str, HasBootstrap]) -> None:
+    """Each producer perf test sends 50,000 records of 100 bytes to both brokers; each
+    consumer perf test then reads the 100,000 records back. The final lines have the same
+    shape (figures masked), the consumed counts and megabytes are exact."""
+    topic, records = "rt-perf", 50_000
+    for broker in brokers.values():
+        create_topic(broker.bootstrap, topic)
+    for tool in TOOLS:
+        produced = run(
+            brokers, "producer-perf-test", "--topic", topic, "--num-records", str(records),
+            "--record-size", "100", "--throughput", "-1",
+            "--producer-props", "bootstrap.servers={bootstrap}", "acks=all", tools=(tool,),
+        )  # fmt: skip
+        for result in produced.values():
+            assert result.returncode == 0, result.stderr
+            last = result.stdout.splitlines()[-1]
+            assert last.startswith(f"{records} records sent, "), result.stdout
+        assert mask_numbers(produced[tool, "kafka"].stdout.splitlines()[-1]) == mask_numbers(
+            produced[tool, "franz"].stdout.splitlines()[-1]
+        )
+    assert mask_numbers(produced["franz", "franz"].stdout.splitlines()[-1]) == (
+        "<n> records sent, <n> records/sec (<n> MB/sec), <n> ms avg latency, <n> ms max "
+        "latency, <n> ms <n>th, <n> ms <n>th, <n> ms <n>th, <n> ms <n>th."
+    )
+    consumed = run(
+        brokers, "consumer-perf-test", "--bootstrap-server", "{bootstrap}", "--topic", topic,
+        "--messages", str(2 * records),
+    )  # fmt: skip
+    for result in consumed.values():
+        assert result.returncode == 0, result.stderr
+    # The header and the figures' shape (figures differ on one broker too: masked for all).
+    assert len({tuple(view(r, mask_numbers)) for r in consumed.values()}) == 1, consumed
+    for result in consumed.values():
+        fields = [f.strip() for f in result.stdout.splitlines()[-1].split(",")]
+        assert (fields[2], fields[4]) == ("9.5367", str(2 * records)), result.stdout
 
 
 def test_reference_class_path_is_cached(kafka_libs: Path) -> None:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Literal
 
 from franz.admin import group_offsets as plan
+from franz.admin.client import java_hash_set_order
 from franz.admin.group_admin import GroupAdmin, GroupDescription
 from franz.admin.group_offsets import TP, LogOffsets, ResetPlan
 from franz.admin.group_tables import (
@@ -266,7 +267,8 @@ class _GroupTool:
 
     def _print_offsets(self, description: GroupDescription) -> None:
         """Kafka's order: members by assignment size (largest first), each member's
-        partitions by topic and partition; then committed partitions nobody owns."""
+        partitions by topic and partition; then committed partitions nobody owns, in the
+        order of Kafka 3.9's ``HashSet<TopicPartition>`` of them (``java_hash_set_order``)."""
         group = description.group
         committed = self.cluster.committed(group)
         members = sorted(
@@ -274,7 +276,9 @@ class _GroupTool:
         )
         owned = [(tp, m) for m in members for tp in m.assignment]
         assigned = {tp for tp, _ in owned}
-        unowned = [(tp, None) for tp in sorted(committed) if tp not in assigned]
+        unowned = [
+            (tp, None) for tp in java_hash_set_order(sorted(committed)) if tp not in assigned
+        ]
         ends = self.cluster.list_offsets([tp for tp, _ in owned + unowned], "latest")
         rows = []
         for tp, member in owned + unowned:

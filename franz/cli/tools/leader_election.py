@@ -7,7 +7,7 @@
 PREFERRED moves leadership back to the first replica of each partition where it is not the
 leader; UNCLEAN elects a leader outside the ISR for partitions that have none. The JSON file
 lists partitions: ``{"partitions": [{"topic": "foo", "partition": 1}]}``. Output as Kafka
-3.9 (partitions sorted here, Kafka prints them in hash order)::
+3.9, partitions in its ``HashSet`` order (``java_hash_set_order``)::
 
     Successfully completed leader election (PREFERRED) for partitions t-0, t-1
     Valid replica already elected for partitions t-2
@@ -34,6 +34,7 @@ from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicParti
 from franz.admin.client import (
     is_unreachable,
     java_error_text,
+    java_hash_set_order,
     kafka_error_of,
     kafka_error_text,
     make_admin,
@@ -101,13 +102,13 @@ def result_lines(
     election: str, results: dict[tuple[str, int], KafkaError | None]
 ) -> tuple[list[str], int]:
     """Kafka's output lines for an ElectLeaders result, and the number of failures."""
-    succeeded = sorted(k for k, e in results.items() if e is None)
-    noop = sorted(
-        k for k, e in results.items() if e is not None and e.code() == ELECTION_NOT_NEEDED
-    )
-    failed = sorted(
-        k for k, e in results.items() if e is not None and e.code() != ELECTION_NOT_NEEDED
-    )
+    # Kafka collects them in HashSets (a HashMap for the failures) in the order of its
+    # result map, itself a HashMap: the input order matters only within a bucket.
+    ordered = java_hash_set_order(java_hash_set_order(sorted(results)))
+    codes = {k: None if e is None else e.code() for k, e in results.items()}
+    succeeded = [k for k in ordered if codes[k] is None]
+    noop = [k for k in ordered if codes[k] == ELECTION_NOT_NEEDED]
+    failed = [k for k in ordered if codes[k] not in (None, ELECTION_NOT_NEEDED)]
     lines = []
     if succeeded:
         names = ", ".join(tp_name(*k) for k in succeeded)

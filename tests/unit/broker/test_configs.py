@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from franz.broker.configs import (
+    TOPIC_CONFIG_ORDER,
     ConfigSource,
     ConfigSynonym,
     broker_resource_id,
@@ -30,10 +31,19 @@ def by_name(entries):
     return {entry.name: entry for entry in entries}
 
 
-def test_topic_configs_list_every_topic_config_sorted():
+def test_topic_configs_list_every_topic_config_in_kafkas_order():
     entries = describe_topic_configs(BrokerConfig(), {})
-    assert [e.name for e in entries] == sorted(TOPIC_CONFIG_KEYS)
+    assert sorted(TOPIC_CONFIG_ORDER) == sorted(TOPIC_CONFIG_KEYS)
+    assert [e.name for e in entries] == list(TOPIC_CONFIG_ORDER)
     assert all(not e.read_only and not e.is_sensitive for e in entries)
+
+
+def test_topic_configs_named_in_the_request_keep_kafkas_order():
+    """Kafka filters its one ordered map by the request's keys (``createResponseConfig``)."""
+    entries = describe_topic_configs(
+        BrokerConfig(), {}, ["retention.ms", "cleanup.policy", "segment.bytes"]
+    )
+    assert [e.name for e in entries] == ["cleanup.policy", "segment.bytes", "retention.ms"]
 
 
 def test_topic_config_without_anything_set_is_the_default():

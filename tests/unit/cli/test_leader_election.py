@@ -31,10 +31,16 @@ def test_result_lines_group_success_noop_and_failures() -> None:
     )
     assert failures == 1
     assert lines == [
-        "Successfully completed leader election (PREFERRED) for partitions t-0, t-1",
+        "Successfully completed leader election (PREFERRED) for partitions t-1, t-0",
         "Valid replica already elected for partitions t-2",
         "Error completing leader election (PREFERRED) for partition: u-0: "
         "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: "
         "The preferred leader was not available.",
     ]
     assert result_lines("UNCLEAN", {}) == ([], 0)
+
+
+def test_result_lines_list_partitions_in_kafkas_hash_set_order() -> None:
+    """Kafka 3.9's LeaderElectionCommand printed these (``HashSet<TopicPartition>``)."""
+    lines, _ = result_lines("PREFERRED", {("rt-delete", p): KafkaError(84) for p in (0, 1)})
+    assert lines == ["Valid replica already elected for partitions rt-delete-1, rt-delete-0"]
