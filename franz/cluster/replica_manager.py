@@ -11,6 +11,15 @@ Delayed fetches: a Fetch that found fewer than ``min_bytes`` waits on the partit
 (``wait_for_appends``); every append to a partition wakes its waiters at once, so a
 long-polling consumer sees a record within one event-loop turn of its append.
 
+Leadership listeners (Kafka's ``onLeadershipChange`` callback of ``becomeLeaderOrFollower``,
+and the ``groupCoordinator.onResignation`` calls of ``handleStopReplicaRequest``): objects
+added with ``add_leadership_listener`` hear, after every LeaderAndIsr application, the
+partitions this broker became leader of and those it became follower of (only those whose
+leader or leader epoch changed), and, after StopReplica, the partitions it stopped hosting.
+The group coordinator loads ``__consumer_offsets`` partitions it now leads and unloads the
+others through it. Listeners run on the loop, synchronously; an exception is logged, never
+propagated (one listener cannot fail a LeaderAndIsr).
+
 Concurrency: owned by the event loop.
 """
 
@@ -20,7 +29,8 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
 from franz.errors import (
@@ -34,9 +44,26 @@ from franz.storage.files import TopicPartition
 from franz.storage.log import LogAppendInfo
 from franz.storage.log_manager import LogManager
 
-__all__ = ["ReplicaManager"]
+__all__ = ["LeadershipListener", "ReplicaManager"]
 
 log = logging.getLogger(__name__)
+
+
+class LeadershipListener(Protocol):
+    """Hears leadership changes of this broker's replicas (module docstring)."""
+
+    def on_leadership_change(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
+    ) -> None:
+        """After a LeaderAndIsr: the partitions that became (or changed epoch as) leader
+        here, and those that became followers (leader or epoch changed)."""
+        ...
+
+    def on_replicas_stopped(self, stopped: Sequence[tuple[TopicPartition, int]]) -> None:
+        """After a StopReplica (or a deleted topic): each partition no longer hosted or
+        no longer led here, with the request's leader epoch (-2: none given, as Kafka's
+        ``EpochDuringDelete``; -1: no epoch)."""
+        ...
 
 
 class ReplicaManager:
@@ -47,6 +74,31 @@ class ReplicaManager:
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
         #: Set at shutdown: delayed fetches answer at once with what they have.
         self.shutting_down = False
+        self._listeners: list[LeadershipListener] = []
+
+    def add_leadership_listener(self, listener: LeadershipListener) -> None:
+        """Tell ``listener`` about every leadership change from now on."""
+        self._listeners.append(listener)
+
+    def _notify_leadership(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
+    ) -> None:
+        if not (new_leaders or new_followers):
+            return
+        for listener in list(self._listeners):
+            try:
+                listener.on_leadership_change(new_leaders, new_followers)
+            except Exception:
+                log.exception("leadership listener %r failed", listener)
+
+    def _notify_stopped(self, stopped: Sequence[tuple[TopicPartition, int]]) -> None:
+        if not stopped:
+            return
+        for listener in list(self._listeners):
+            try:
+                listener.on_replicas_stopped(stopped)
+            except Exception:
+                log.exception("leadership listener %r failed", listener)
 
     def become_leader_or_follower(
         self,
@@ -69,6 +121,8 @@ class ReplicaManager:
         topic (``LogManager.topic_config``).
         """
         errors: dict[TopicPartition, ApiError] = {}
+        new_leaders: list[Partition] = []
+        new_followers: list[Partition] = []
         for state in states:
             tp = TopicPartition(state.topic_name, state.partition_index)
             if self.broker_id not in state.replicas:
@@ -90,9 +144,12 @@ class ReplicaManager:
                     errors[tp] = exc
                     continue
             if state.leader == self.broker_id:
-                partition.make_leader(state)
-            else:
-                partition.make_follower(state)
+                epoch_before = partition.leader_epoch
+                if partition.make_leader(state) or state.leader_epoch != epoch_before:
+                    new_leaders.append(partition)
+            elif partition.make_follower(state):
+                new_followers.append(partition)
+        self._notify_leadership(new_leaders, new_followers)
         return errors
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
@@ -101,11 +158,15 @@ class ReplicaManager:
         self.partitions[tp] = partition
         return partition
 
-    def remove_partition(self, tp: TopicPartition, *, delete: bool) -> None:
-        self.partitions.pop(tp, None)
+    def remove_partition(self, tp: TopicPartition, *, delete: bool, leader_epoch: int = -2) -> None:
+        """Stop hosting ``tp`` (``delete``: remove its log too) and tell the leadership
+        listeners."""
+        partition = self.partitions.pop(tp, None)
         self._wake(tp)
         if delete:
             self.log_manager.delete_log(tp)
+        if partition is not None:
+            self._notify_stopped([(tp, leader_epoch)])
 
     def get_partition(self, tp: TopicPartition) -> Partition:
         """The hosted partition, or ``UnknownTopicOrPartitionError``."""
