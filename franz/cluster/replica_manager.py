@@ -35,6 +35,7 @@ from typing import Protocol
 from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
 from franz.errors import (
     ApiError,
+    ErrorCode,
     KafkaStorageError,
     NotLeaderOrFollowerError,
     StaleControllerEpochError,
@@ -75,6 +76,19 @@ class ReplicaManager:
         #: Set at shutdown: delayed fetches answer at once with what they have.
         self.shutting_down = False
         self._listeners: list[LeadershipListener] = []
+        #: The epoch of the newest controller heard from (Kafka's
+        #: ``ReplicaManager.controllerEpoch``, starting at ``InitialControllerEpoch``):
+        #: requests of an older controller get STALE_CONTROLLER_EPOCH.
+        self.controller_epoch = 0
+
+    def accept_controller_epoch(self, controller_epoch: int) -> bool:
+        """Kafka's controller fencing of LeaderAndIsr, UpdateMetadata and StopReplica: False
+        for an epoch older than the newest seen (the request is refused as a whole with
+        STALE_CONTROLLER_EPOCH); else remember it and True."""
+        if controller_epoch < self.controller_epoch:
+            return False
+        self.controller_epoch = controller_epoch
+        return True
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:
         """Tell ``listener`` about every leadership change from now on."""
@@ -167,6 +181,48 @@ class ReplicaManager:
             self.log_manager.delete_log(tp)
         if partition is not None:
             self._notify_stopped([(tp, leader_epoch)])
+
+    def stop_replicas(
+        self, partitions: Mapping[TopicPartition, tuple[int, bool]]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Apply a StopReplica's partitions (Kafka's ``ReplicaManager.stopReplicas``), each
+        ``tp -> (leader_epoch, delete_partition)``, after the controller epoch was accepted.
+
+        Per partition, as Kafka: a request leader epoch of -2 (``EpochDuringDelete``), -1
+        (``NoEpoch``) or newer than the replica's stops it; an older or equal one is
+        FENCED_LEADER_EPOCH. A partition not hosted here is stopped all the same (its log,
+        if any, deleted when asked): NONE. Without ``delete_partition`` the replica stays
+        hosted (Kafka only stops its fetcher, and replication is not there yet). A log that
+        cannot be deleted (its dir failed): KAFKA_STORAGE_ERROR.
+        """
+        errors: dict[TopicPartition, ErrorCode] = {}
+        for tp, (leader_epoch, delete) in partitions.items():
+            partition = self.partitions.get(tp)
+            if (
+                partition is not None
+                and leader_epoch >= 0
+                and leader_epoch <= partition.leader_epoch
+            ):
+                log.info(
+                    "ignoring StopReplica for %s: leader epoch %d is not newer than %d",
+                    tp,
+                    leader_epoch,
+                    partition.leader_epoch,
+                )
+                errors[tp] = ErrorCode.FENCED_LEADER_EPOCH
+                continue
+            if delete:
+                try:
+                    if partition is not None:
+                        self.remove_partition(tp, delete=True, leader_epoch=leader_epoch)
+                    elif self.log_manager.get_log(tp) is not None:
+                        self.log_manager.delete_log(tp)
+                except OSError as exc:
+                    log.error("StopReplica could not delete %s: %s", tp, exc)
+                    errors[tp] = ErrorCode.KAFKA_STORAGE_ERROR
+                    continue
+            errors[tp] = ErrorCode.NONE
+        return errors
 
     def get_partition(self, tp: TopicPartition) -> Partition:
         """The hosted partition, or ``UnknownTopicOrPartitionError``."""

@@ -19,9 +19,11 @@ Per topic (Kafka 3.9, ``ZkAdminManager.createTopics`` / KRaft ``ReplicationContr
   read-only, source, sensitive: ``franz.broker.configs``), also for ``validate_only``;
   v7 adds the new topic id (the zero UUID for ``validate_only`` and errors, as Kafka).
 
-``timeout_ms`` plays no part: in single-node mode a topic is created, with its partition
-logs, before the response is sent (Kafka waits up to ``timeout_ms`` for the controller, and
-answers REQUEST_TIMED_OUT to a timeout of 0).
+``timeout_ms`` plays no part in single-node mode: a topic is created, with its partition
+logs, before the response is sent. In cluster mode the request waits up to ``timeout_ms`` for
+the controller to make the leaders (``franz.broker.cluster_topics``), as Kafka does, and
+answers REQUEST_TIMED_OUT past it; the replication factor may then be up to the number of
+registered brokers, with Kafka's assignment.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from collections import Counter
 from typing import Any, Final
 
 from franz.broker.configs import describe_topic_configs
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.broker.topic_manager import TopicManager
 from franz.errors import (
     ErrorCode,
@@ -49,7 +51,7 @@ log = logging.getLogger(__name__)
 ZERO_UUID: Final = uuid.UUID(int=0)
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = ctx.services.topic_manager
     validate_only = bool(getattr(request, "validate_only", False))
     counts = Counter(topic.name for topic in request.topics)
@@ -63,7 +65,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             )
             continue
         try:
-            record = _create(topics, topic, validate_only)
+            record = await _create(topics, topic, validate_only, request_timeout_ms(request))
         except Exception as exc:
             code = error_code_for(exc)
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:
@@ -89,7 +91,9 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     return {"throttle_time": 0, "topics": results}
 
 
-def _create(topics: TopicManager, topic: Any, validate_only: bool) -> TopicRecord:
+async def _create(
+    topics: TopicManager, topic: Any, validate_only: bool, timeout_ms: int
+) -> TopicRecord:
     null_configs = [c.name for c in topic.configs if c.value is None]
     if null_configs:
         raise InvalidConfigurationError(
@@ -102,13 +106,14 @@ def _create(topics: TopicManager, topic: Any, validate_only: bool) -> TopicRecor
                 f"Found multiple manual partition assignments for partition {entry.partition_index}"
             )
         assignment[entry.partition_index] = list(entry.broker_ids)
-    return topics.create_topic(
+    return await topics.create_topic_async(
         topic.name,
         topic.num_partitions,
         topic.replication_factor,
         {c.name: c.value for c in topic.configs},
         assignment or None,
         validate_only=validate_only,
+        timeout_ms=timeout_ms,
     )
 
 
