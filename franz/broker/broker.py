@@ -163,7 +163,11 @@ class Broker:
             on_all_dirs_failed=self._halt_on_storage_failure,
             on_log_dir_failure=self._on_log_dir_failure,
         )
-        self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
+        # Cluster mode has no replica fetcher yet (replication is the next issue): leaders'
+        # high watermarks and acks=all do not wait for followers, which hold empty logs.
+        self.replica_manager = ReplicaManager(
+            self.log_manager, self.broker_id, followers_fetch=self.zookeeper_connect is None
+        )
         self.metadata_cache = MetadataCache(self.broker_id)
         self.topic_manager = TopicManager(
             config,

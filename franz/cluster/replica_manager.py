@@ -68,9 +68,14 @@ class LeadershipListener(Protocol):
 
 
 class ReplicaManager:
-    def __init__(self, log_manager: LogManager, broker_id: int) -> None:
+    def __init__(
+        self, log_manager: LogManager, broker_id: int, *, followers_fetch: bool = True
+    ) -> None:
         self.log_manager = log_manager
         self.broker_id = broker_id
+        #: False in cluster mode until replication lands: no replica fetcher, so leaders'
+        #: high watermarks do not wait for followers (``Partition``'s docstring).
+        self.followers_fetch = followers_fetch
         self.partitions: dict[TopicPartition, Partition] = {}
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
         #: Set at shutdown: delayed fetches answer at once with what they have.
@@ -168,7 +173,13 @@ class ReplicaManager:
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
         partition_log = self.log_manager.get_or_create_log(tp, topic_id=topic_id)
-        partition = Partition(tp, topic_id, partition_log, broker_id=self.broker_id)
+        partition = Partition(
+            tp,
+            topic_id,
+            partition_log,
+            broker_id=self.broker_id,
+            followers_fetch=self.followers_fetch,
+        )
         self.partitions[tp] = partition
         return partition
 
