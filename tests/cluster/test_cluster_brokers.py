@@ -297,6 +297,16 @@ def test_zookeeper_unreachable_at_start_exits_after_the_connection_timeout(tmp_p
     assert broker.stop() == 1
 
 
+def test_a_malformed_topic_znode_is_skipped_and_the_rest_served(cluster: Cluster) -> None:
+    cluster.kazoo.create("/brokers/topics/garbled", b'{"version":3,"partitions":{"0":[1,')
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    admin.create_topics([NewTopic("sound", 3, 2)], operation_timeout=30)["sound"].result(60)
+    metadata = cluster.kcat_metadata(cluster.brokers[1])
+    names = {t["topic"] for t in metadata["topics"]}
+    assert "sound" in names and "garbled" not in names
+    cluster.kazoo.delete("/brokers/topics/garbled")
+
+
 def _ask(broker: BrokerProcess, request: Any) -> Any:
     client = WireClient.connect(broker.bootstrap)
     try:
