@@ -258,8 +258,9 @@ class Broker:
         self.cluster_id = await self.zk.get_or_create_cluster_id(self.cluster_id)
         self.log_manager.cluster_id = self.cluster_id
         admin = ClusterTopicAdmin(self.zk, self.broker_id, self.mirror, self.metadata_cache)
-        self.topic_manager.cluster = admin
+        self.topic_manager.attach_cluster(admin)
         await admin.refresh()
+        await admin.watch_config_changes()
 
     async def _register_and_elect(self) -> None:
         """``/brokers/ids/<id>`` with the bound endpoint, then the controller election."""

@@ -16,6 +16,12 @@ turns the change into leaders (LeaderAndIsr) and tells every broker (UpdateMetad
   ``createNewPartitionsAssignment``), the topic znode rewritten conditionally on its version.
 * Auto-creation (Metadata, FindCoordinator): started in the background; the client sees the
   topic once the controller has made its leaders and retries meanwhile.
+* Topic config changes (AlterConfigs on any broker): ``/config/topics/<t>`` plus a
+  ``/config/changes/config_change_<seq>`` notification; every broker watches
+  ``/config/changes`` and re-reads the entity of each notification newer than the last one
+  it processed (Kafka's ``ZkConfigManager`` / ``ZkNodeChangeNotificationListener``), then
+  applies it through ``on_topic_configs``. Broker-entity notifications are not applied yet
+  (dynamic broker configs are per broker in cluster mode, ``franz.metadata.mirror``).
 
 Replication is not there yet (next issue): followers hold empty logs and acks=all on a topic
 with a replication factor above 1 does not wait for them.
@@ -26,8 +32,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 from franz.controller.assignment import (
     BrokerMetadata,
@@ -47,7 +53,12 @@ from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.mirror import TopicMirrorStore
 from franz.metadata.store import TopicRecord
 from franz.metadata.zk_store import ZooKeeperMetadataStore
-from franz.metadata.znodes import TopicZNode, ZNodeDecodeError
+from franz.metadata.znodes import (
+    ConfigEntityChangeNotificationSequenceZNode,
+    ConfigEntityChangeNotificationZNode,
+    TopicZNode,
+    ZNodeDecodeError,
+)
 from franz.protocol.kafka_uuid import random_uuid
 
 __all__ = ["ClusterTopicAdmin"]
@@ -71,6 +82,57 @@ class ClusterTopicAdmin:
         self.mirror = mirror
         self.cache = cache
         self._background: set[asyncio.Task[None]] = set()
+        #: Applies a topic's new config overrides (set by the ``TopicManager``).
+        self.on_topic_configs: Callable[[str, dict[str, str]], None] | None = None
+        self._last_change = ""
+
+    # -- config change notifications ---------------------------------------------------------
+
+    async def watch_config_changes(self) -> None:
+        """Start processing ``/config/changes`` from the current last notification on (the
+        configs as they are now were read by ``refresh``)."""
+        children = await self.zk.zk.get_children(ConfigEntityChangeNotificationZNode.path)
+        self._last_change = max(children, default="")
+        self.zk.watch_children(ConfigEntityChangeNotificationZNode.path, self._on_changes)
+
+    def _on_changes(self, children: list[str]) -> None:
+        fresh = sorted(c for c in children if c > self._last_change)
+        if not fresh:
+            return
+        self._last_change = fresh[-1]
+        self._spawn(self._process_changes(fresh))
+
+    async def _process_changes(self, names: list[str]) -> None:
+        for name in names:
+            path = f"{ConfigEntityChangeNotificationZNode.path}/{name}"
+            found = await self.zk.zk.get_or_none(path)
+            if found is None:
+                continue
+            try:
+                entity_path = ConfigEntityChangeNotificationSequenceZNode.decode(path, found[0])
+            except ZNodeDecodeError as exc:
+                log.error("config change %s skipped: %s", name, exc)
+                continue
+            kind, _, entity = entity_path.partition("/")
+            if kind != "topics":
+                continue
+            record = await self._read(entity)
+            if record is None:
+                continue
+            self.mirror.put(record)
+            if self.on_topic_configs is not None:
+                self.on_topic_configs(entity, record.configs)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception as exc:
+                log.warning("ZooKeeper work failed: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- the mirror -------------------------------------------------------------------------
 
@@ -158,14 +220,12 @@ class ClusterTopicAdmin:
         async def run() -> None:
             try:
                 await self.create(record, 0)
-            except TopicAlreadyExistsError:
+            except (TopicAlreadyExistsError, RequestTimedOutError):
                 pass
             except Exception as exc:
                 log.warning("auto-creation of topic %s failed: %s", record.name, exc)
 
-        task = asyncio.get_running_loop().create_task(run())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._spawn(run())
 
     def _has_leaders(self, topic: str, count: int) -> bool:
         states = self.cache.partition_states(topic)

@@ -126,14 +126,27 @@ class TopicManager:
         cluster: ClusterTopicAdmin | None = None,
     ) -> None:
         self.config = config
-        #: Cluster mode's ZooKeeper side (None: embedded single node).
-        self.cluster = cluster
+        #: Cluster mode's ZooKeeper side (None: embedded single node; ``attach_cluster``).
+        self.cluster: ClusterTopicAdmin | None = None
+        if cluster is not None:
+            self.attach_cluster(cluster)
         self._background: set[asyncio.Task[None]] = set()
         self.store = store
         self.replica_manager = replica_manager
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache or MetadataCache(broker_id)
         self._default_log_config = config.log_config()
+
+    def attach_cluster(self, cluster: ClusterTopicAdmin) -> None:
+        """Cluster mode: topic changes go through ``cluster``; config changes other brokers
+        make come back through its notifications."""
+        self.cluster = cluster
+        cluster.on_topic_configs = self._apply_topic_configs
+
+    def _apply_topic_configs(self, name: str, configs: Mapping[str, str]) -> None:
+        self.replica_manager.log_manager.update_topic_config(name, self.log_config(name))
+        self.metadata_cache.update_topic_configs(name, configs)
+        log.info("applied the configs of topic %s from ZooKeeper: %s", name, dict(configs))
 
     def reconfigure(self, config: BrokerConfig) -> None:
         """New broker config (dynamic broker configs changed): new topic defaults, applied

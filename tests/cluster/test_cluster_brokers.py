@@ -22,8 +22,20 @@ pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka.admin import (  # noqa: E402
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 from kazoo.client import KazooClient  # noqa: E402
+from kio.schema.describe_configs.v4.request import (  # noqa: E402
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+)
+from kio.static.primitive import i8  # noqa: E402
 
 from franz.controller.assignment import BrokerMetadata, assign_replicas_to_brokers  # noqa: E402
 from franz.controller.requests import (  # noqa: E402
@@ -305,6 +317,50 @@ def test_a_malformed_topic_znode_is_skipped_and_the_rest_served(cluster: Cluster
     names = {t["topic"] for t in metadata["topics"]}
     assert "sound" in names and "garbled" not in names
     cluster.kazoo.delete("/brokers/topics/garbled")
+
+
+def _described(broker: BrokerProcess, topic: str, key: str) -> str | None:
+    client = WireClient.connect(broker.bootstrap)
+    try:
+        response = client.request(
+            DescribeConfigsRequest(
+                resources=(
+                    DescribeConfigsResource(
+                        resource_type=i8(2), resource_name=topic, configuration_keys=(key,)
+                    ),
+                ),
+                include_synonyms=False,
+                include_documentation=False,
+            )
+        )
+    finally:
+        client.close()
+    (result,) = response.results
+    values = {c.name: c.value for c in result.configs}
+    return values.get(key)
+
+
+def test_a_topic_config_change_reaches_every_broker(cluster: Cluster) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.brokers[1].bootstrap})
+    admin.create_topics([NewTopic("tuned", 2, 2)], operation_timeout=30)["tuned"].result(60)
+    resource = ConfigResource(
+        ResourceType.TOPIC,
+        "tuned",
+        incremental_configs=[
+            ConfigEntry("retention.ms", "123456", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    assert cluster.json("/config/topics/tuned") == {
+        "version": 1,
+        "config": {"retention.ms": "123456"},
+    }
+    for broker in cluster.brokers.values():
+        eventually(
+            lambda b=broker: _described(b, "tuned", "retention.ms") == "123456",
+            10,
+            f"broker {broker.bootstrap} describes the new retention.ms",
+        )
 
 
 def _ask(broker: BrokerProcess, request: Any) -> Any:
