@@ -626,6 +626,11 @@ class TopicManager:
         self.metadata_cache.update_topic_configs(name, clean)
         log.info("updated the configs of topic %s: %s", name, clean or "(defaults)")
 
+    def pending_writes(self) -> list[asyncio.Task[None]]:
+        """Cluster mode: the ZooKeeper writes started by synchronous changes (topic configs)
+        and not finished yet; a handler awaits them before it answers."""
+        return [task for task in self._background if not task.done()]
+
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         async def run() -> None:
             try:

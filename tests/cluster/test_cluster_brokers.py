@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -473,6 +475,39 @@ def test_controller_requests_are_fenced_by_controller_and_broker_epochs(
     assert {p["partition"]: p["leader"] for p in entry["partitions"]} == {
         p: r[0] for p, r in assignment.items()
     }
+
+
+def test_a_sigstopped_controller_learns_it_lost_and_rejoins_as_a_broker(cluster: Cluster) -> None:
+    old = cluster.controller_id()
+    assert old is not None
+    zombie = cluster.brokers[old]
+    epoch_before = int(cluster.kazoo.get("/controller_epoch")[0])
+    os.kill(zombie.pid, signal.SIGSTOP)
+    try:
+        eventually(
+            lambda: cluster.controller_id() not in (None, old),
+            SESSION_MS / 1000 + 2,
+            "a new controller while the old one is stopped",
+        )
+    finally:
+        os.kill(zombie.pid, signal.SIGCONT)
+    new = cluster.controller_id()
+    assert int(cluster.kazoo.get("/controller_epoch")[0]) == epoch_before + 1
+    eventually(
+        lambda: f"broker {old} resigns as controller" in zombie.output(), 15, "the zombie resigns"
+    )
+    # It registers again with a new session (a new broker epoch) and follows the new controller.
+    eventually(lambda: cluster.kazoo.exists(f"/brokers/ids/{old}") is not None, 15, "re-registered")
+
+    def everyone_follows_the_new_controller() -> bool:
+        return all(
+            cluster.kcat_metadata(b)["controllerid"] == new
+            and len(cluster.kcat_metadata(b)["brokers"]) == 3
+            for b in cluster.brokers.values()
+        )
+
+    eventually(everyone_follows_the_new_controller, 20, "every broker names the new controller")
+    assert cluster.controller_id() == new
 
 
 def test_controller_sigkill_another_takes_over_and_topics_work_after_failover(
