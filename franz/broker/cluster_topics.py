@@ -197,7 +197,8 @@ class ClusterTopicAdmin:
         brokers = await self.brokers()
         return dict(assign_replicas_to_brokers(brokers, num_partitions, replication_factor))
 
-    async def create(self, record: TopicRecord, timeout_ms: int) -> None:
+    async def create(self, record: TopicRecord, timeout_ms: int | None) -> None:
+        """Write the topic; then (``timeout_ms`` not None) wait for its leaders."""
         if await self.zk.zk.exists(TopicZNode.path(record.name)) is not None:
             raise TopicAlreadyExistsError(f"Topic '{record.name}' already exists.")
         await self.store.create_topic(record)
@@ -208,18 +209,30 @@ class ClusterTopicAdmin:
             record.assignment,
             f" and configs {record.configs}" if record.configs else "",
         )
-        await self._wait(
-            lambda: self._has_leaders(record.name, len(record.assignment)),
-            timeout_ms,
-            f"leaders of the new topic {record.name}",
-        )
+        if timeout_ms is not None and await self.wait_for_leaders(
+            {record.name: len(record.assignment)}, timeout_ms
+        ):
+            raise RequestTimedOutError(f"Timed out waiting for the leaders of {record.name}.")
+
+    async def wait_for_leaders(self, topics: Mapping[str, int], timeout_ms: int) -> set[str]:
+        """Wait until every topic (name -> partition count) has a leader for each partition
+        in the metadata cache, up to ``timeout_ms``; return those still without (Kafka's
+        ``DelayedCreatePartitions``, one wait for the whole request)."""
+        deadline = time.monotonic() + max(0, timeout_ms) / 1000
+        waiting = dict(topics)
+        while waiting:
+            waiting = {t: n for t, n in waiting.items() if not self._has_leaders(t, n)}
+            if not waiting or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(_POLL_S)
+        return set(waiting)
 
     def create_in_background(self, record: TopicRecord) -> None:
         """Auto-creation: write the topic without making the request wait for it."""
 
         async def run() -> None:
             try:
-                await self.create(record, 0)
+                await self.create(record, None)
             except (TopicAlreadyExistsError, RequestTimedOutError):
                 pass
             except Exception as exc:

@@ -434,11 +434,11 @@ class TopicManager:
         assignment: Mapping[int, list[int]] | None = None,
         *,
         validate_only: bool = False,
-        timeout_ms: int = 30_000,
+        timeout_ms: int | None = 30_000,
     ) -> TopicRecord:
         """CreateTopics: ``create_topic`` in embedded mode; in cluster mode validate, assign
-        (``ClusterTopicAdmin``), write ZooKeeper and wait for the leaders up to
-        ``timeout_ms``."""
+        (``ClusterTopicAdmin``), write ZooKeeper and (``timeout_ms`` not None) wait for the
+        leaders up to ``timeout_ms`` (``wait_for_leaders`` waits for many at once)."""
         if self.cluster is None:
             return self.create_topic(
                 name,
@@ -467,6 +467,13 @@ class TopicManager:
         if not validate_only:
             await self.cluster.create(record, timeout_ms)
         return record
+
+    async def wait_for_leaders(self, topics: Mapping[str, int], timeout_ms: int) -> set[str]:
+        """Cluster mode: the topics (name -> partitions) still without leaders after up to
+        ``timeout_ms``; embedded mode: none (creation hosts them at once)."""
+        if self.cluster is None:
+            return set()
+        return await self.cluster.wait_for_leaders(topics, timeout_ms)
 
     async def delete_topic_async(self, name: str, *, timeout_ms: int = 30_000) -> None:
         if self.cluster is None:

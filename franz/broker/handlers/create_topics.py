@@ -56,6 +56,7 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     validate_only = bool(getattr(request, "validate_only", False))
     counts = Counter(topic.name for topic in request.topics)
     results: list[dict[str, Any]] = []
+    created: dict[str, int] = {}
     for topic in request.topics:
         if counts[topic.name] > 1:
             results.append(
@@ -65,7 +66,7 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             )
             continue
         try:
-            record = await _create(topics, topic, validate_only, request_timeout_ms(request))
+            record = await _create(topics, topic, validate_only)
         except Exception as exc:
             code = error_code_for(exc)
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:
@@ -74,6 +75,8 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 log.info("topic %s not created: %s", topic.name, exc)
             results.append(_error(topic.name, code, str(exc) or None))
             continue
+        if not validate_only:
+            created[record.name] = record.partition_count
         results.append(
             {
                 "name": record.name,
@@ -88,12 +91,16 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 ],
             }
         )
+    # Cluster mode: one wait for the controller to make every new topic's leaders.
+    late = await topics.wait_for_leaders(created, request_timeout_ms(request)) if created else set()
+    for result in results:
+        if result["name"] in late:
+            result["error_code"] = ErrorCode.REQUEST_TIMED_OUT
+            result["error_message"] = None
     return {"throttle_time": 0, "topics": results}
 
 
-async def _create(
-    topics: TopicManager, topic: Any, validate_only: bool, timeout_ms: int
-) -> TopicRecord:
+async def _create(topics: TopicManager, topic: Any, validate_only: bool) -> TopicRecord:
     null_configs = [c.name for c in topic.configs if c.value is None]
     if null_configs:
         raise InvalidConfigurationError(
@@ -113,7 +120,7 @@ async def _create(
         {c.name: c.value for c in topic.configs},
         assignment or None,
         validate_only=validate_only,
-        timeout_ms=timeout_ms,
+        timeout_ms=None,
     )
 
 
