@@ -537,8 +537,17 @@ class TopicManager:
             self.publish_metadata(deleted={record.name: record.assignment})
 
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
-        """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None."""
+        """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None.
+
+        Cluster mode: the creation goes on in the background and None is returned, so this
+        Metadata answers UNKNOWN_TOPIC_OR_PARTITION and the client retries until the
+        controller has made the leaders (Kafka answers LEADER_NOT_AVAILABLE there; a topic
+        with no partitions yet would look like an existing, empty one)."""
         if not self.config.get("auto.create.topics.enable") or self.is_internal(name):
+            return None
+        if self.cluster is not None:
+            if name not in self.store.topics():
+                self.create_topic(name)
             return None
         return self.create_topic(name)
 

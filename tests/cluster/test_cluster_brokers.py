@@ -29,6 +29,7 @@ from confluent_kafka.admin import (  # noqa: E402
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
+    NewPartitions,
     NewTopic,
     ResourceType,
 )
@@ -103,6 +104,24 @@ def eventually(check: Callable[[], bool], timeout_s: float, what: str) -> float:
             raise AssertionError(f"{what}: not within {timeout_s} s")
         time.sleep(0.05)
     return time.monotonic() - start
+
+
+def produce_all(bootstrap: str, records: list[tuple[str, int | None, bytes]]) -> None:
+    """Produce with confluent-kafka and assert every record was delivered."""
+    errors: list[str] = []
+
+    def delivered(err: Any, message: Any) -> None:
+        if err is not None:
+            errors.append(f"{message.topic()}[{message.partition()}]: {err}")
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for topic, partition, value in records:
+        if partition is None:
+            producer.produce(topic, value, on_delivery=delivered)
+        else:
+            producer.produce(topic, value, partition=partition, on_delivery=delivered)
+    assert producer.flush(60) == 0
+    assert errors == []
 
 
 def broker_props(broker_id: int, zk_connect: str) -> dict[str, str]:
@@ -202,11 +221,10 @@ def test_rf3_topic_gets_kafkas_assignment_leaders_on_every_broker_and_serves_cli
         "isr": assignment[0],
     }
 
-    producer = Producer({"bootstrap.servers": cluster.bootstrap(), "acks": "all"})
-    for partition in range(6):
-        for i in range(5):
-            producer.produce("orders", f"p{partition}-{i}".encode(), partition=partition)
-    assert producer.flush(30) == 0
+    produce_all(
+        cluster.bootstrap(),
+        [("orders", p, f"p{p}-{i}".encode()) for p in range(6) for i in range(5)],
+    )
     consumer = Consumer(
         {
             "bootstrap.servers": cluster.bootstrap(),
@@ -363,6 +381,22 @@ def test_a_topic_config_change_reaches_every_broker(cluster: Cluster) -> None:
             10,
             f"broker {broker.bootstrap} describes the new retention.ms",
         )
+
+
+def test_partitions_added_and_topics_auto_created_across_the_cluster(cluster: Cluster) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    admin.create_topics([NewTopic("grown", 2, 2)], operation_timeout=30)["grown"].result(60)
+    before = cluster.json("/brokers/topics/grown")["partitions"]
+    admin.create_partitions([NewPartitions("grown", 5)], operation_timeout=30)["grown"].result(60)
+    after = cluster.json("/brokers/topics/grown")["partitions"]
+    assert {p: after[p] for p in before} == before and len(after) == 5
+    assert all(len(r) == 2 for r in after.values())
+    produce_all(
+        cluster.bootstrap(),
+        [("grown", p, b"g") for p in range(5)] + [("born-on-first-use", None, b"hello")],
+    )
+    topic = cluster.json("/brokers/topics/born-on-first-use")
+    assert len(topic["partitions"]) == 1
 
 
 def _ask(broker: BrokerProcess, request: Any) -> Any:
@@ -545,10 +579,7 @@ def test_controller_sigkill_another_takes_over_and_topics_work_after_failover(
     admin.create_topics([NewTopic("after", 4, 2)], operation_timeout=30)["after"].result(60)
     assignment = cluster.json("/brokers/topics/after")["partitions"]
     assert all(sorted(r) == survivors for r in assignment.values())
-    producer = Producer({"bootstrap.servers": cluster.bootstrap()})
-    for partition in range(4):
-        producer.produce("after", b"x", partition=partition)
-    assert producer.flush(30) == 0
+    produce_all(cluster.bootstrap(), [("after", p, b"x") for p in range(4)])
     admin.delete_topics(["after"], operation_timeout=30)["after"].result(60)
     # The response comes once the brokers' metadata lost the topic (Kafka's
     # DelayedDeleteTopics); the controller removes the znodes after the StopReplica answers.
