@@ -127,13 +127,14 @@ class ReplicaManager:
         """Apply LeaderAndIsr partition states (Kafka's ``becomeLeaderOrFollower``); return
         the partitions that failed, each with its error (the response's non-NONE codes).
 
-        Per partition, as Kafka: a state that does not list this broker among its replicas
-        gets UNKNOWN_TOPIC_OR_PARTITION; one with a leader epoch older than the replica's
-        STALE_CONTROLLER_EPOCH (an equal epoch is applied: ISR and replica changes keep the
-        epoch); a log that cannot be created (every log dir offline, ENOSPC)
-        KAFKA_STORAGE_ERROR, and its replica is not created. The others become leader
-        (``state.leader`` is this broker) or follower. The controller epoch of the request
-        is not checked yet (cluster mode adds it).
+        Per partition, as Kafka: a leader epoch older than the replica's, or equal to it,
+        gets STALE_CONTROLLER_EPOCH and is not applied (Kafka 3.9's controller bumps the
+        leader epoch with every leader or ISR change it sends; a new controller re-sending
+        the current state is ignored); then a state that does not list this broker among its
+        replicas gets UNKNOWN_TOPIC_OR_PARTITION; a log that cannot be created (every log dir
+        offline, ENOSPC) KAFKA_STORAGE_ERROR, and its replica is not created. The others
+        become leader (``state.leader`` is this broker) or follower. The request's controller
+        epoch is checked before, by the caller (``accept_controller_epoch``).
 
         ``topic_ids``: the topic id of each topic in ``states`` (LeaderAndIsr v5+), kept in
         the log's ``partition.metadata``. The log's config is the log manager's for the
@@ -144,16 +145,16 @@ class ReplicaManager:
         new_followers: list[Partition] = []
         for state in states:
             tp = TopicPartition(state.topic_name, state.partition_index)
+            partition = self.partitions.get(tp)
+            if partition is not None and state.leader_epoch <= partition.leader_epoch:
+                errors[tp] = StaleControllerEpochError(
+                    f"LeaderAndIsr for {tp} with leader epoch {state.leader_epoch}, not newer "
+                    f"than the current {partition.leader_epoch}"
+                )
+                continue
             if self.broker_id not in state.replicas:
                 errors[tp] = UnknownTopicOrPartitionError(
                     f"broker {self.broker_id} is not a replica of {tp}: {list(state.replicas)}"
-                )
-                continue
-            partition = self.partitions.get(tp)
-            if partition is not None and state.leader_epoch < partition.leader_epoch:
-                errors[tp] = StaleControllerEpochError(
-                    f"LeaderAndIsr for {tp} with leader epoch {state.leader_epoch}, older than "
-                    f"the current {partition.leader_epoch}"
                 )
                 continue
             if partition is None:
