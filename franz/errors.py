@@ -44,6 +44,7 @@ __all__ = [
     "RecordBatchTooLargeError",
     "RecordError",
     "RecordTooLargeError",
+    "RequestTimedOutError",
     "TopicAlreadyExistsError",
     "UnknownProducerIdError",
     "UnknownServerError",
@@ -614,6 +615,13 @@ class InvalidTopicError(ApiError):
     """The topic name is invalid (bad characters, too long, reserved, ...)."""
 
     code = ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+class RequestTimedOutError(ApiError):
+    """A request waited past its timeout (a topic creation or deletion the controller has
+    not completed yet)."""
+
+    code = ErrorCode.REQUEST_TIMED_OUT
 
 
 class TopicAlreadyExistsError(ApiError):

@@ -14,6 +14,17 @@ checkpointed, and the next start recovers the dirs as after a crash.
 
 Embedded single-node mode (no ``zookeeper.connect``): metadata lives in
 ``<first log dir>/franz-metadata.json`` and this broker is controller and only replica.
+
+Cluster mode (``zookeeper.connect`` set, with an optional chroot), in Kafka's ZooKeeper-mode
+order (``KafkaServer.startup``): connect to ZooKeeper (giving up after
+``zookeeper.connection.timeout.ms`` with a ``ZooKeeperConnectionError``: exit code 1), read or
+create ``/cluster/id`` (a different id in ``meta.properties`` stops the start with Kafka's
+message), read the topics into the topic mirror, load the logs, listen, then register
+``/brokers/ids/<id>`` (a duplicate ``broker.id`` stops the start with Kafka's message) and
+stand for controller through ``ZkBrokerSession``; the ``Controller`` is hosted by every
+broker and acts while this broker holds ``/controller``. Partitions are hosted when the
+controller's LeaderAndIsr says so; the metadata cache is the controller's UpdateMetadata.
+Shutdown closes the ZooKeeper session first, so the controller moves leadership away at once.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from franz.broker.cluster_topics import ClusterTopicAdmin
 from franz.broker.dispatcher import Dispatcher
 from franz.broker.dynamic_config import DynamicBrokerConfig
 from franz.broker.fetch_session import FetchSessionCache
@@ -39,13 +51,21 @@ from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
+from franz.controller.shell.controller import Controller
 from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
 from franz.errors import InvalidConfigurationError
 from franz.metadata.cache import BrokerEndpoint, MetadataBroker, MetadataCache
+from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.local import LocalMetadataStore
+from franz.metadata.mirror import TopicMirrorStore
+from franz.metadata.store import MetadataStore
+from franz.metadata.zk_session import ZkBrokerSession
+from franz.metadata.znodes import BrokerInfo
+from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.network.limits import parse_per_ip_overrides
+from franz.network.sender import SenderConfig
 from franz.network.server import SocketServer, SocketServerConfig
 from franz.protocol.kafka_uuid import uuid_to_str
 from franz.protocol.records.compression import CompressionType
@@ -104,7 +124,17 @@ class Broker:
             config.get("max.incremental.fetch.session.cache.slots")
         )
         log_dirs = config.log_dirs
-        self.store = LocalMetadataStore(log_dirs[0])
+        self.zookeeper_connect: str | None = config.get("zookeeper.connect") or None
+        local_store = LocalMetadataStore(log_dirs[0])
+        self.mirror: TopicMirrorStore | None = None
+        self.store: MetadataStore = local_store
+        if self.zookeeper_connect is not None:
+            self.mirror = TopicMirrorStore(local_store, self.broker_id)
+            self.store = self.mirror
+        self._store_path = local_store.path
+        self.zk: KafkaZkClient | None = None
+        self.zk_session: ZkBrokerSession | None = None
+        self.controller: Controller | None = None
         self.cluster_id = _stored_cluster_id(log_dirs) or uuid_to_str(uuid.uuid4())
         self.log_manager = LogManager(
             log_dirs,
@@ -133,7 +163,11 @@ class Broker:
             on_all_dirs_failed=self._halt_on_storage_failure,
             on_log_dir_failure=self._on_log_dir_failure,
         )
-        self.replica_manager = ReplicaManager(self.log_manager, self.broker_id)
+        # Cluster mode has no replica fetcher yet (replication is the next issue): leaders'
+        # high watermarks and acks=all do not wait for followers, which hold empty logs.
+        self.replica_manager = ReplicaManager(
+            self.log_manager, self.broker_id, followers_fetch=self.zookeeper_connect is None
+        )
         self.metadata_cache = MetadataCache(self.broker_id)
         self.topic_manager = TopicManager(
             config,
@@ -142,6 +176,13 @@ class Broker:
             broker_id=self.broker_id,
             metadata_cache=self.metadata_cache,
         )
+        if self.zookeeper_connect is not None:
+            zk_config = ZooKeeperConfig(
+                self.zookeeper_connect,
+                session_timeout_ms=config.get("zookeeper.session.timeout.ms"),
+                connection_timeout_ms=config.get("zookeeper.connection.timeout.ms"),
+            )
+            self.zk = KafkaZkClient(ZooKeeperClient(zk_config))
         self.dynamic_config = DynamicBrokerConfig(
             config, self.store, self.broker_id, self._reconfigure
         )
@@ -204,6 +245,72 @@ class Broker:
             )
             _halt()
 
+    @property
+    def zk_mode(self) -> bool:
+        return self.zk is not None
+
+    @property
+    def broker_epoch(self) -> int:
+        return -1 if self.zk_session is None else self.zk_session.broker_epoch
+
+    async def _join_zookeeper(self) -> None:
+        """Connect, agree on the cluster id, mirror the topics (module docstring)."""
+        assert self.zk is not None and self.mirror is not None
+        await self.zk.zk.start()
+        await self.zk.ensure_persistent_paths()
+        self.cluster_id = await self.zk.get_or_create_cluster_id(self.cluster_id)
+        self.log_manager.cluster_id = self.cluster_id
+        admin = ClusterTopicAdmin(self.zk, self.broker_id, self.mirror, self.metadata_cache)
+        self.topic_manager.attach_cluster(admin)
+        await admin.refresh()
+        await admin.watch_config_changes()
+
+    async def _register_and_elect(self) -> None:
+        """``/brokers/ids/<id>`` with the bound endpoint, then the controller election."""
+        assert self.zk is not None
+        host, port = self.advertised_address
+        name = self.listener.name
+        info = BrokerInfo(
+            broker_id=self.broker_id,
+            endpoints=(f"{name}://{host}:{port}",),
+            security_protocols={name: "PLAINTEXT"},
+            rack=self.rack,
+            timestamp_ms=self.clock.wall_ms(),
+        )
+        inter_broker = self.config.get("inter.broker.listener.name") or name
+        if inter_broker != name:
+            raise InvalidConfigurationError(
+                "inter.broker.listener.name must be a listener name defined in "
+                f"advertised.listeners. The valid options based on currently configured "
+                f"listeners are {name}"
+            )
+        self.controller = Controller(
+            self.zk,
+            self.broker_id,
+            sender_config=SenderConfig(
+                client_id=f"broker-{self.broker_id}-controller",
+                request_timeout=self.config.get("controller.socket.timeout.ms") / 1000,
+            ),
+            inter_broker_listener=inter_broker,
+        )
+        self.zk_session = ZkBrokerSession(
+            self.zk,
+            info,
+            on_elected=self.controller.elected,
+            on_resign=self.controller.resign,
+        )
+        self.controller.on_fenced = self.zk_session.resign
+        self.controller.start()
+        await self.zk_session.start()
+
+    async def _leave_zookeeper(self) -> None:
+        if self.zk_session is not None:
+            await self.zk_session.stop()
+        if self.controller is not None:
+            await self.controller.stop()
+        if self.zk is not None:
+            await self.zk.zk.close()
+
     def _on_log_dir_failure(self, directory: Path) -> None:
         """A log dir failed: its partitions lose their leader in the metadata cache."""
         self.topic_manager.publish_metadata()
@@ -254,27 +361,45 @@ class Broker:
         return host, self.server.bound_port or self.listener.port
 
     async def start(self) -> None:
-        Path(self.store.path.parent).mkdir(parents=True, exist_ok=True)
+        Path(self._store_path.parent).mkdir(parents=True, exist_ok=True)
+        if self.zk is not None:
+            try:
+                await self._join_zookeeper()
+            except BaseException:
+                await self.zk.zk.close()
+                raise
         self.store.load()
         self.dynamic_config.load()
-        self.log_manager.startup()
+        try:
+            self.log_manager.startup()
+        except BaseException:
+            await self._leave_zookeeper()
+            raise
         try:
             self.topic_manager.start_replicas()
             self.offsets_log.load_into(self.group_coordinator)
             self.group_coordinator.arm_all()
             await self.server.start()
-            self._publish_live_brokers()
+            if self.zk is None:
+                self._publish_live_brokers()
+            else:
+                await self._register_and_elect()
         except BaseException:
+            await self._leave_zookeeper()
+            await self.server.shutdown()
             self.log_manager.shutdown()
             raise
         self._ticker = asyncio.get_running_loop().create_task(self._tick())
         self._started = True
         log.info(
-            "franz broker %d started: listener %s, log dirs %s, %d partition(s)",
+            "franz broker %d started: listener %s, log dirs %s, %d partition(s), %s",
             self.broker_id,
             self.listener.uri(self.server.bound_port),
             ", ".join(str(d) for d in self.log_manager.log_dirs),
             len(self.replica_manager.partitions),
+            "embedded metadata"
+            if self.zookeeper_connect is None
+            else f"ZooKeeper {self.zookeeper_connect}, cluster id {self.cluster_id}",
         )
 
     async def _tick(self) -> None:
@@ -299,6 +424,7 @@ class Broker:
         self._started = False
         self.replica_manager.begin_shutdown()
         self.group_coordinator.shutdown()
+        await self._leave_zookeeper()
         await self.server.shutdown()
         if self._ticker is not None:
             self._ticker.cancel()

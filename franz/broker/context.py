@@ -4,6 +4,7 @@ services (``franz.broker.services.BrokerServices``, never the ``Broker`` itself)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from franz.broker.refusals import RefusalLog
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from franz.broker.services import BrokerServices
     from franz.network.connection import KafkaConnection
 
-__all__ = ["PLAINTEXT_LISTENER", "RawBody", "RequestContext"]
+__all__ = ["PLAINTEXT_LISTENER", "RawBody", "RequestContext", "request_timeout_ms"]
 
 #: The name of Franz's one listener (TLS and SASL listeners are not served yet).
 PLAINTEXT_LISTENER = "PLAINTEXT"
@@ -59,6 +60,16 @@ class RawBody:
     """A response body a handler encoded itself (Fetch, for ``sendfile``)."""
 
     chunks: list[bytes | FileRegion]
+
+
+def request_timeout_ms(request: Any, default_ms: int = 30_000) -> int:
+    """A request's ``timeout_ms`` field (kio's ``timeout``, a ``timedelta``), in ms."""
+    value = getattr(request, "timeout", None)
+    if value is None:
+        return default_ms
+    if isinstance(value, timedelta):
+        return int(value.total_seconds() * 1000)
+    return int(value)
 
 
 #: What a handler returns: a mapping of Kafka field names (built into the response version

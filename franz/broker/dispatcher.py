@@ -42,7 +42,7 @@ from franz.broker.handlers.api_versions import advertised_api_keys
 from franz.broker.refusals import RefusalLog
 from franz.errors import ErrorCode, InvalidRequestError
 from franz.network.connection import CloseConnection, KafkaConnection, Response
-from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.api_keys import INTER_BROKER_APIS, SUPPORTED_APIS, ApiKey
 from franz.protocol.fetch import FileRegion
 from franz.protocol.headers import (
     RequestHeader,
@@ -70,14 +70,14 @@ log = logging.getLogger(__name__)
 _SIZE: Final = struct.Struct(">i")
 
 
-def unsupported_api_versions_body() -> bytes:
+def unsupported_api_versions_body(*, zk_mode: bool = False) -> bytes:
     """ApiVersions v0 body: UNSUPPORTED_VERSION and every supported range."""
     body = build_response(
         ApiKey.API_VERSIONS,
         0,
         {
             "error_code": ErrorCode.UNSUPPORTED_VERSION,
-            "api_keys": advertised_api_keys(),
+            "api_keys": advertised_api_keys(zk_mode=zk_mode),
         },
     )
     return encode_response(body)
@@ -107,6 +107,8 @@ class Dispatcher:
         # An API is served (and advertised) only when it has a handler.
         handler = HANDLERS.get(header.api_key)
         support = SUPPORTED_APIS.get(header.api_key)  # type: ignore[call-overload]
+        if support is None and self.services.zk_mode:
+            support = INTER_BROKER_APIS.get(header.api_key)  # type: ignore[call-overload]
         if support is None or handler is None:
             self._refused(
                 connection,
@@ -127,7 +129,9 @@ class Dispatcher:
                     f"not supported; answering UNSUPPORTED_VERSION in a v0 body "
                     f"(accepted {support.min_accepted}-{support.max_version})",
                 )
-                return self._frame(header, 0, [unsupported_api_versions_body()])
+                return self._frame(
+                    header, 0, [unsupported_api_versions_body(zk_mode=self.services.zk_mode)]
+                )
             self._refused(
                 connection,
                 header,

@@ -29,9 +29,11 @@ from franz.protocol.records.batch import iter_batches, peek_batch_size
 from franz.storage.files import TopicPartition
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Sequence
 
     from franz.broker.topic_manager import TopicManager
+    from franz.cluster.partition import Partition
+    from franz.cluster.replica_manager import LeadershipListener
     from franz.config.broker import BrokerConfig
     from franz.coordinator.group.coordinator import GroupCoordinator
     from franz.storage.log import Log
@@ -86,17 +88,9 @@ class OffsetsTopicLog:
         except OSError as exc:
             raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
 
-    def leadership_listener(
-        self, coordinator: GroupCoordinator
-    ) -> Callable[[list[TopicPartition], list[TopicPartition]], None]:
+    def leadership_listener(self, coordinator: GroupCoordinator) -> LeadershipListener:
         """The ``ReplicaManager`` leadership listener that moves ``coordinator``'s groups."""
-
-        def on_leadership_change(
-            leaders: list[TopicPartition], followers: list[TopicPartition]
-        ) -> None:
-            self.on_leadership_change(coordinator, leaders, followers)
-
-        return on_leadership_change
+        return _CoordinatorListener(self, coordinator)
 
     def on_leadership_change(
         self,
@@ -193,3 +187,25 @@ def _load_partition(data_log: Log, buffer_size: int) -> LoadedPartition:
             break  # no whole batch fitted (cannot happen with min_one_message reads)
         offset = last
     return loaded
+
+
+class _CoordinatorListener:
+    """``franz.cluster.replica_manager.LeadershipListener`` for the group coordinator: new
+    leaders of ``__consumer_offsets`` partitions load them (``onElection``); partitions that
+    became followers or stopped being hosted unload them (``onResignation``)."""
+
+    def __init__(self, offsets_log: OffsetsTopicLog, coordinator: GroupCoordinator) -> None:
+        self._offsets_log = offsets_log
+        self._coordinator = coordinator
+
+    def on_leadership_change(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
+    ) -> None:
+        self._offsets_log.on_leadership_change(
+            self._coordinator,
+            [p.topic_partition for p in new_leaders],
+            [p.topic_partition for p in new_followers],
+        )
+
+    def on_replicas_stopped(self, stopped: Sequence[tuple[TopicPartition, int]]) -> None:
+        self._offsets_log.on_leadership_change(self._coordinator, [], [tp for tp, _ in stopped])

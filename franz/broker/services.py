@@ -45,6 +45,17 @@ class BrokerServices(Protocol):
     def cluster_id(self) -> str: ...
 
     @property
+    def zk_mode(self) -> bool:
+        """Cluster mode (``zookeeper.connect`` set): the controller's APIs are served."""
+        ...
+
+    @property
+    def broker_epoch(self) -> int:
+        """The czxid of this broker's ``/brokers/ids/<id>`` registration (Kafka's broker
+        epoch, KIP-380); -1 in embedded mode or while unregistered."""
+        ...
+
+    @property
     def config(self) -> BrokerConfig:
         """The effective broker config (static, then dynamic broker configs)."""
         ...

@@ -25,21 +25,35 @@ here, as the in-process controller's UpdateMetadata to this broker would fill it
 (``publish_metadata``): after every topic, partition or config change, at startup, and when
 a log dir fails (its partitions lose their leader: leader -1, this broker offline).
 
+Cluster mode (``zookeeper.connect``): the store is a ``TopicMirrorStore`` (a copy of
+ZooKeeper's topics) and the changes go through ``ClusterTopicAdmin``
+(``franz.broker.cluster_topics``): written to ZooKeeper, turned into leaders by the
+controller, whose LeaderAndIsr and UpdateMetadata reach this broker's replica manager and
+metadata cache (``publish_metadata`` and the in-process LeaderAndIsr are the embedded mode's
+only). The ``*_async`` methods are what the admin handlers call in both modes.
+
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from typing import Any, Final
 
+from franz.broker.cluster_topics import ClusterTopicAdmin
 from franz.cluster.partition import INITIAL_LEADER_EPOCH, LeaderAndIsrPartitionState
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
+from franz.controller.assignment import (
+    BrokerMetadata,
+    assign_replicas_to_brokers,
+    sorted_brokers,
+)
 from franz.errors import (
     InvalidConfigurationError,
     InvalidPartitionsError,
@@ -109,13 +123,30 @@ class TopicManager:
         *,
         broker_id: int,
         metadata_cache: MetadataCache | None = None,
+        cluster: ClusterTopicAdmin | None = None,
     ) -> None:
         self.config = config
+        #: Cluster mode's ZooKeeper side (None: embedded single node; ``attach_cluster``).
+        self.cluster: ClusterTopicAdmin | None = None
+        if cluster is not None:
+            self.attach_cluster(cluster)
+        self._background: set[asyncio.Task[None]] = set()
         self.store = store
         self.replica_manager = replica_manager
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache or MetadataCache(broker_id)
         self._default_log_config = config.log_config()
+
+    def attach_cluster(self, cluster: ClusterTopicAdmin) -> None:
+        """Cluster mode: topic changes go through ``cluster``; config changes other brokers
+        make come back through its notifications."""
+        self.cluster = cluster
+        cluster.on_topic_configs = self._apply_topic_configs
+
+    def _apply_topic_configs(self, name: str, configs: Mapping[str, str]) -> None:
+        self.replica_manager.log_manager.update_topic_config(name, self.log_config(name))
+        self.metadata_cache.update_topic_configs(name, configs)
+        log.info("applied the configs of topic %s from ZooKeeper: %s", name, dict(configs))
 
     def reconfigure(self, config: BrokerConfig) -> None:
         """New broker config (dynamic broker configs changed): new topic defaults, applied
@@ -171,6 +202,8 @@ class TopicManager:
         here there is no other); one not hosted at all (its log could not be created) has
         no leader, no ISR, and every replica offline.
         """
+        if self.cluster is not None:
+            return  # the controller's UpdateMetadata fills the cache
         records = self.store.topics()
         names = records if topics is None else [t for t in topics if t in records]
         states: list[UpdateMetadataPartitionState] = []
@@ -225,7 +258,10 @@ class TopicManager:
 
     def start_replicas(self) -> None:
         """Host every partition of every topic; adopt logs on disk the store does not know
-        (data written by an older Franz or restored from a backup is served, not deleted)."""
+        (data written by an older Franz or restored from a backup is served, not deleted).
+        Cluster mode: nothing; the controller's LeaderAndIsr hosts the partitions."""
+        if self.cluster is not None:
+            return
         topics = self.store.topics()
         orphans: dict[str, list[TopicPartition]] = {}
         for tp in self.replica_manager.log_manager.logs:
@@ -321,7 +357,8 @@ class TopicManager:
                 )
             partitions = dict(assignment)
             for replicas in partitions.values():
-                self._check_manual_replicas(replicas)
+                if self.cluster is None:
+                    self._check_manual_replicas(replicas)
             if sorted(partitions) != list(range(len(partitions))):
                 raise InvalidReplicaAssignmentError(
                     "partitions should be a consecutive 0-based integer sequence"
@@ -339,14 +376,21 @@ class TopicManager:
                 raise InvalidReplicationFactorError(
                     "Replication factor must be larger than 0."
                 )
-            if factor > 1:
+            if self.cluster is not None:
+                partitions = self._cluster_assignment(count, factor)
+            elif factor > 1:
                 raise InvalidReplicationFactorError(
                     f"Replication factor: {factor} larger than available brokers: 1."
                 )
-            partitions = {p: [self.broker_id] for p in range(count)}
+            else:
+                partitions = {p: [self.broker_id] for p in range(count)}
         clean = self.validate_configs(configs or {})
         record = TopicRecord(name, random_uuid(), partitions, clean)
         if validate_only:
+            return record
+        if self.cluster is not None:
+            self.store.create_topic(record)
+            self.cluster.create_in_background(record)
             return record
         try:
             self.store.create_topic(record)
@@ -365,6 +409,114 @@ class TopicManager:
             f" and configs {clean}" if clean else "",
         )
         return record
+
+    def _cluster_assignment(self, count: int, factor: int) -> dict[int, list[int]]:
+        """Kafka's assignment over the live brokers of the metadata cache (synchronous
+        callers: auto-creation); ``ClusterTopicAdmin.assignment`` reads the registered
+        brokers from ZooKeeper instead."""
+        brokers = sorted_brokers(
+            BrokerMetadata(b.id, b.rack) for b in self.metadata_cache.alive_brokers()
+        )
+        if not brokers:
+            raise InvalidReplicationFactorError(
+                f"Replication factor: {factor} larger than available brokers: 0."
+            )
+        return dict(assign_replicas_to_brokers(brokers, count, factor))
+
+    # -- cluster mode: the admin handlers' entry points ---------------------------------------
+
+    async def create_topic_async(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        configs: Mapping[str, str | None] | None = None,
+        assignment: Mapping[int, list[int]] | None = None,
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = 30_000,
+    ) -> TopicRecord:
+        """CreateTopics: ``create_topic`` in embedded mode; in cluster mode validate, assign
+        (``ClusterTopicAdmin``), write ZooKeeper and (``timeout_ms`` not None) wait for the
+        leaders up to ``timeout_ms`` (``wait_for_leaders`` waits for many at once)."""
+        if self.cluster is None:
+            return self.create_topic(
+                name,
+                num_partitions,
+                replication_factor,
+                configs,
+                assignment,
+                validate_only=validate_only,
+            )
+        validate_topic_name(name)
+        existing = self.store.topics()
+        if name in existing:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        collision = name.replace(".", "_")
+        for other in existing:
+            if other.replace(".", "_") == collision:
+                raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+        if not assignment:
+            if num_partitions == -1:
+                num_partitions = self.config.get("num.partitions")
+            if replication_factor == -1:
+                replication_factor = self.config.get("default.replication.factor")
+        partitions = await self.cluster.assignment(num_partitions, replication_factor, assignment)
+        clean = self.validate_configs(configs or {})
+        record = TopicRecord(name, random_uuid(), partitions, clean)
+        if not validate_only:
+            await self.cluster.create(record, timeout_ms)
+        return record
+
+    async def wait_for_leaders(self, topics: Mapping[str, int], timeout_ms: int) -> set[str]:
+        """Cluster mode: the topics (name -> partitions) still without leaders after up to
+        ``timeout_ms``; embedded mode: none (creation hosts them at once)."""
+        if self.cluster is None:
+            return set()
+        return await self.cluster.wait_for_leaders(topics, timeout_ms)
+
+    async def delete_topic_async(self, name: str, *, timeout_ms: int = 30_000) -> None:
+        if self.cluster is None:
+            self.delete_topic(name)
+            return
+        await self.cluster.delete(name, timeout_ms)
+
+    async def create_partitions_async(
+        self,
+        name: str,
+        count: int,
+        assignment: list[list[int]] | None = None,
+        *,
+        validate_only: bool = False,
+        timeout_ms: int = 30_000,
+    ) -> None:
+        if self.cluster is None:
+            self.create_partitions(name, count, assignment, validate_only=validate_only)
+            return
+        await self.cluster.create_partitions(
+            name, count, assignment, validate_only=validate_only, timeout_ms=timeout_ms
+        )
+
+    async def refresh_topics(self, wanted: Mapping[str, Sequence[int]]) -> None:
+        """Cluster mode, before a LeaderAndIsr is applied: read from ZooKeeper the topics of
+        ``wanted`` (topic -> partitions) that the mirror lacks or knows fewer partitions of."""
+        if self.cluster is None:
+            return
+        known = self.store.topics()
+        stale = [
+            name
+            for name, partitions in wanted.items()
+            if name not in known or any(p not in known[name].assignment for p in partitions)
+        ]
+        if stale:
+            await self.cluster.refresh(stale)
+
+    def forget_topics(self, names: Iterable[str]) -> None:
+        """Cluster mode: the controller deleted these topics (UpdateMetadata)."""
+        if self.cluster is None:
+            return
+        for name in names:
+            self.store.delete_topic(name)
 
     def _remove_partitions(self, name: str, partitions: Mapping[int, list[int]]) -> None:
         for partition in partitions:
@@ -385,8 +537,17 @@ class TopicManager:
             self.publish_metadata(deleted={record.name: record.assignment})
 
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
-        """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None."""
+        """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None.
+
+        Cluster mode: the creation goes on in the background and None is returned, so this
+        Metadata answers UNKNOWN_TOPIC_OR_PARTITION and the client retries until the
+        controller has made the leaders (Kafka answers LEADER_NOT_AVAILABLE there; a topic
+        with no partitions yet would look like an existing, empty one)."""
         if not self.config.get("auto.create.topics.enable") or self.is_internal(name):
+            return None
+        if self.cluster is not None:
+            if name not in self.store.topics():
+                self.create_topic(name)
             return None
         return self.create_topic(name)
 
@@ -475,9 +636,27 @@ class TopicManager:
         if validate_only:
             return
         self.store.set_topic_configs(name, clean)
+        if self.cluster is not None:
+            self._spawn(self.cluster.set_topic_configs(name, clean))
         self.replica_manager.log_manager.update_topic_config(name, self.log_config(name))
         self.metadata_cache.update_topic_configs(name, clean)
         log.info("updated the configs of topic %s: %s", name, clean or "(defaults)")
+
+    def pending_writes(self) -> list[asyncio.Task[None]]:
+        """Cluster mode: the ZooKeeper writes started by synchronous changes (topic configs)
+        and not finished yet; a handler awaits them before it answers."""
+        return [task for task in self._background if not task.done()]
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception as exc:
+                log.warning("writing to ZooKeeper failed: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def delete_records(self, tp: TopicPartition, offset: int) -> int:
         """DeleteRecords on one partition (Kafka's ``Partition.deleteRecordsOnLeader``): move

@@ -12,7 +12,10 @@ partition is created or loaded.
 Leader: the high watermark is the smallest log end offset of the ISR members
 (``maybe_increment_leader_hw``, Kafka's ``maybeIncrementLeaderHW``); with ISR = {self} it
 follows the log end offset on every append. Followers' log end offsets arrive with
-replication (issue 16); until then an ISR with other members holds the HW where it is.
+replication (the next issue); until then an ISR with other members holds the HW where it is,
+unless the partition was made with ``followers_fetch=False``: cluster mode has no replica
+fetcher yet, so its leaders count the followers as caught up (HW = the leader's LEO, and
+acks=all does not wait for them): the data is on the leader only until replication lands.
 
 Leader-epoch fencing (KIP-320) is decided here, once: ``check_current_leader_epoch`` answers
 FENCED_LEADER_EPOCH for a request's ``current_leader_epoch`` older than this replica's,
@@ -73,8 +76,16 @@ class LeaderAndIsrPartitionState:
 
 class Partition:
     def __init__(
-        self, tp: TopicPartition, topic_id: uuid.UUID, log: Log, *, broker_id: int
+        self,
+        tp: TopicPartition,
+        topic_id: uuid.UUID,
+        log: Log,
+        *,
+        broker_id: int,
+        followers_fetch: bool = True,
     ) -> None:
+        #: False: no replica fetcher runs (module docstring), the HW ignores the followers.
+        self.followers_fetch = followers_fetch
         self.topic_partition = tp
         self.topic_id = topic_id
         self.log = log
@@ -135,8 +146,11 @@ class Partition:
 
     def maybe_increment_leader_hw(self) -> bool:
         """Leader only: move the HW up to the smallest log end offset of the ISR (only this
-        broker's is known until replication tracks followers); True if it moved."""
-        if not self.is_leader or self.isr != [self.broker_id]:
+        broker's is known until replication tracks followers; with ``followers_fetch``
+        False, this broker's LEO); True if it moved."""
+        if not self.is_leader:
+            return False
+        if self.followers_fetch and self.isr != [self.broker_id]:
             return False
         before = self.log.high_watermark
         return self.log.update_high_watermark(self.log.log_end_offset) > before

@@ -11,6 +11,15 @@ Delayed fetches: a Fetch that found fewer than ``min_bytes`` waits on the partit
 (``wait_for_appends``); every append to a partition wakes its waiters at once, so a
 long-polling consumer sees a record within one event-loop turn of its append.
 
+Leadership listeners (Kafka's ``onLeadershipChange`` callback of ``becomeLeaderOrFollower``,
+and the ``groupCoordinator.onResignation`` calls of ``handleStopReplicaRequest``): objects
+added with ``add_leadership_listener`` hear, after every LeaderAndIsr application, the
+partitions this broker became leader of and those it became follower of (only those whose
+leader or leader epoch changed), and, after StopReplica, the partitions it stopped hosting.
+The group coordinator loads ``__consumer_offsets`` partitions it now leads and unloads the
+others through it. Listeners run on the loop, synchronously; an exception is logged, never
+propagated (one listener cannot fail a LeaderAndIsr).
+
 Concurrency: owned by the event loop.
 """
 
@@ -20,11 +29,13 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
 from franz.errors import (
     ApiError,
+    ErrorCode,
     KafkaStorageError,
     NotLeaderOrFollowerError,
     StaleControllerEpochError,
@@ -36,33 +47,77 @@ from franz.storage.log_manager import LogManager
 
 __all__ = ["LeadershipListener", "ReplicaManager"]
 
-LeadershipListener = Callable[[list[TopicPartition], list[TopicPartition]], None]
-"""Called with (partitions this broker now leads, partitions it stopped leading or
-hosting) after each LeaderAndIsr and StopReplica (Kafka's ``onLeadershipChange`` callback of
-``becomeLeaderOrFollower``: the group coordinator's ``onElection`` / ``onResignation``)."""
-
 log = logging.getLogger(__name__)
 
 
+class LeadershipListener(Protocol):
+    """Hears leadership changes of this broker's replicas (module docstring)."""
+
+    def on_leadership_change(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
+    ) -> None:
+        """After a LeaderAndIsr: the partitions that became (or changed epoch as) leader
+        here, and those that became followers (leader or epoch changed)."""
+        ...
+
+    def on_replicas_stopped(self, stopped: Sequence[tuple[TopicPartition, int]]) -> None:
+        """After a StopReplica (or a deleted topic): each partition no longer hosted or
+        no longer led here, with the request's leader epoch (-2: none given, as Kafka's
+        ``EpochDuringDelete``; -1: no epoch)."""
+        ...
+
+
 class ReplicaManager:
-    def __init__(self, log_manager: LogManager, broker_id: int) -> None:
+    def __init__(
+        self, log_manager: LogManager, broker_id: int, *, followers_fetch: bool = True
+    ) -> None:
         self.log_manager = log_manager
         self.broker_id = broker_id
+        #: False in cluster mode until replication lands: no replica fetcher, so leaders'
+        #: high watermarks do not wait for followers (``Partition``'s docstring).
+        self.followers_fetch = followers_fetch
         self.partitions: dict[TopicPartition, Partition] = {}
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
         #: Set at shutdown: delayed fetches answer at once with what they have.
         self.shutting_down = False
-        self._leadership_listeners: list[LeadershipListener] = []
+        self._listeners: list[LeadershipListener] = []
+        #: The epoch of the newest controller heard from (Kafka's
+        #: ``ReplicaManager.controllerEpoch``, starting at ``InitialControllerEpoch``):
+        #: requests of an older controller get STALE_CONTROLLER_EPOCH.
+        self.controller_epoch = 0
+
+    def accept_controller_epoch(self, controller_epoch: int) -> bool:
+        """Kafka's controller fencing of LeaderAndIsr, UpdateMetadata and StopReplica: False
+        for an epoch older than the newest seen (the request is refused as a whole with
+        STALE_CONTROLLER_EPOCH); else remember it and True."""
+        if controller_epoch < self.controller_epoch:
+            return False
+        self.controller_epoch = controller_epoch
+        return True
 
     def add_leadership_listener(self, listener: LeadershipListener) -> None:
-        self._leadership_listeners.append(listener)
+        """Tell ``listener`` about every leadership change from now on."""
+        self._listeners.append(listener)
 
-    def _leadership_changed(
-        self, leaders: list[TopicPartition], followers: list[TopicPartition]
+    def _notify_leadership(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
     ) -> None:
-        if leaders or followers:
-            for listener in self._leadership_listeners:
-                listener(leaders, followers)
+        if not (new_leaders or new_followers):
+            return
+        for listener in list(self._listeners):
+            try:
+                listener.on_leadership_change(new_leaders, new_followers)
+            except Exception:
+                log.exception("leadership listener %r failed", listener)
+
+    def _notify_stopped(self, stopped: Sequence[tuple[TopicPartition, int]]) -> None:
+        if not stopped:
+            return
+        for listener in list(self._listeners):
+            try:
+                listener.on_replicas_stopped(stopped)
+            except Exception:
+                log.exception("leadership listener %r failed", listener)
 
     def become_leader_or_follower(
         self,
@@ -72,34 +127,34 @@ class ReplicaManager:
         """Apply LeaderAndIsr partition states (Kafka's ``becomeLeaderOrFollower``); return
         the partitions that failed, each with its error (the response's non-NONE codes).
 
-        Per partition, as Kafka: a state that does not list this broker among its replicas
-        gets UNKNOWN_TOPIC_OR_PARTITION; one with a leader epoch older than the replica's
-        STALE_CONTROLLER_EPOCH (an equal epoch is applied: ISR and replica changes keep the
-        epoch); a log that cannot be created (every log dir offline, ENOSPC)
-        KAFKA_STORAGE_ERROR, and its replica is not created. The others become leader
-        (``state.leader`` is this broker) or follower. The controller epoch of the request
-        is not checked yet (cluster mode adds it).
+        Per partition, as Kafka: a leader epoch older than the replica's, or equal to it,
+        gets STALE_CONTROLLER_EPOCH and is not applied (Kafka 3.9's controller bumps the
+        leader epoch with every leader or ISR change it sends; a new controller re-sending
+        the current state is ignored); then a state that does not list this broker among its
+        replicas gets UNKNOWN_TOPIC_OR_PARTITION; a log that cannot be created (every log dir
+        offline, ENOSPC) KAFKA_STORAGE_ERROR, and its replica is not created. The others
+        become leader (``state.leader`` is this broker) or follower. The request's controller
+        epoch is checked before, by the caller (``accept_controller_epoch``).
 
         ``topic_ids``: the topic id of each topic in ``states`` (LeaderAndIsr v5+), kept in
         the log's ``partition.metadata``. The log's config is the log manager's for the
-        topic (``LogManager.topic_config``). Then the leadership listeners hear which
-        partitions became leaders and which followers (leader or epoch changed).
+        topic (``LogManager.topic_config``).
         """
         errors: dict[TopicPartition, ApiError] = {}
-        new_leaders: list[TopicPartition] = []
-        new_followers: list[TopicPartition] = []
+        new_leaders: list[Partition] = []
+        new_followers: list[Partition] = []
         for state in states:
             tp = TopicPartition(state.topic_name, state.partition_index)
+            partition = self.partitions.get(tp)
+            if partition is not None and state.leader_epoch <= partition.leader_epoch:
+                errors[tp] = StaleControllerEpochError(
+                    f"LeaderAndIsr for {tp} with leader epoch {state.leader_epoch}, not newer "
+                    f"than the current {partition.leader_epoch}"
+                )
+                continue
             if self.broker_id not in state.replicas:
                 errors[tp] = UnknownTopicOrPartitionError(
                     f"broker {self.broker_id} is not a replica of {tp}: {list(state.replicas)}"
-                )
-                continue
-            partition = self.partitions.get(tp)
-            if partition is not None and state.leader_epoch < partition.leader_epoch:
-                errors[tp] = StaleControllerEpochError(
-                    f"LeaderAndIsr for {tp} with leader epoch {state.leader_epoch}, older than "
-                    f"the current {partition.leader_epoch}"
                 )
                 continue
             if partition is None:
@@ -109,26 +164,77 @@ class ReplicaManager:
                     errors[tp] = exc
                     continue
             if state.leader == self.broker_id:
-                if partition.make_leader(state):
-                    new_leaders.append(tp)
+                epoch_before = partition.leader_epoch
+                if partition.make_leader(state) or state.leader_epoch != epoch_before:
+                    new_leaders.append(partition)
             elif partition.make_follower(state):
-                new_followers.append(tp)
-        self._leadership_changed(new_leaders, new_followers)
+                new_followers.append(partition)
+        self._notify_leadership(new_leaders, new_followers)
         return errors
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
         partition_log = self.log_manager.get_or_create_log(tp, topic_id=topic_id)
-        partition = Partition(tp, topic_id, partition_log, broker_id=self.broker_id)
+        partition = Partition(
+            tp,
+            topic_id,
+            partition_log,
+            broker_id=self.broker_id,
+            followers_fetch=self.followers_fetch,
+        )
         self.partitions[tp] = partition
         return partition
 
-    def remove_partition(self, tp: TopicPartition, *, delete: bool) -> None:
-        removed = self.partitions.pop(tp, None)
+    def remove_partition(self, tp: TopicPartition, *, delete: bool, leader_epoch: int = -2) -> None:
+        """Stop hosting ``tp`` (``delete``: remove its log too) and tell the leadership
+        listeners."""
+        partition = self.partitions.pop(tp, None)
         self._wake(tp)
-        if removed is not None:
-            self._leadership_changed([], [tp])
         if delete:
             self.log_manager.delete_log(tp)
+        if partition is not None:
+            self._notify_stopped([(tp, leader_epoch)])
+
+    def stop_replicas(
+        self, partitions: Mapping[TopicPartition, tuple[int, bool]]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Apply a StopReplica's partitions (Kafka's ``ReplicaManager.stopReplicas``), each
+        ``tp -> (leader_epoch, delete_partition)``, after the controller epoch was accepted.
+
+        Per partition, as Kafka: a request leader epoch of -2 (``EpochDuringDelete``), -1
+        (``NoEpoch``) or newer than the replica's stops it; an older or equal one is
+        FENCED_LEADER_EPOCH. A partition not hosted here is stopped all the same (its log,
+        if any, deleted when asked): NONE. Without ``delete_partition`` the replica stays
+        hosted (Kafka only stops its fetcher, and replication is not there yet). A log that
+        cannot be deleted (its dir failed): KAFKA_STORAGE_ERROR.
+        """
+        errors: dict[TopicPartition, ErrorCode] = {}
+        for tp, (leader_epoch, delete) in partitions.items():
+            partition = self.partitions.get(tp)
+            if (
+                partition is not None
+                and leader_epoch >= 0
+                and leader_epoch <= partition.leader_epoch
+            ):
+                log.info(
+                    "ignoring StopReplica for %s: leader epoch %d is not newer than %d",
+                    tp,
+                    leader_epoch,
+                    partition.leader_epoch,
+                )
+                errors[tp] = ErrorCode.FENCED_LEADER_EPOCH
+                continue
+            if delete:
+                try:
+                    if partition is not None:
+                        self.remove_partition(tp, delete=True, leader_epoch=leader_epoch)
+                    elif self.log_manager.get_log(tp) is not None:
+                        self.log_manager.delete_log(tp)
+                except OSError as exc:
+                    log.error("StopReplica could not delete %s: %s", tp, exc)
+                    errors[tp] = ErrorCode.KAFKA_STORAGE_ERROR
+                    continue
+            errors[tp] = ErrorCode.NONE
+        return errors
 
     def get_partition(self, tp: TopicPartition) -> Partition:
         """The hosted partition, or ``UnknownTopicOrPartitionError``."""

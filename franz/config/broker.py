@@ -80,6 +80,32 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("default.replication.factor", _I, 1, "Default replication factor.", at_least(1)),
     ConfigKey("auto.create.topics.enable", _B, True, "Create topics on first use."),
     ConfigKey("zookeeper.connect", _S, None, "ZooKeeper connection string; unset = embedded."),
+    ConfigKey(
+        "zookeeper.session.timeout.ms",
+        _I,
+        18000,
+        "ZooKeeper session timeout: a broker silent this long loses its registration.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "zookeeper.connection.timeout.ms",
+        _I,
+        None,
+        "How long to wait for a ZooKeeper connection (default: the session timeout).",
+    ),
+    ConfigKey(
+        "controller.socket.timeout.ms",
+        _I,
+        30000,
+        "Timeout of the controller's requests to brokers.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "inter.broker.listener.name",
+        _S,
+        None,
+        "The listener brokers and the controller use between them (default: PLAINTEXT).",
+    ),
     ConfigKey("listeners", _LIST, ["PLAINTEXT://127.0.0.1:9092"], "Listener URIs."),
     ConfigKey(
         "advertised.listeners",

@@ -1,7 +1,9 @@
 """One module per API, each with ``handle(ctx, request)``; ``HANDLERS`` maps API keys to them.
 
 An API appears in ApiVersions exactly when it is registered here (and listed in
-``franz.protocol.api_keys.SUPPORTED_APIS`` with its versions).
+``franz.protocol.api_keys.SUPPORTED_APIS`` with its versions, or, in cluster mode only, in
+``INTER_BROKER_APIS``: a Kafka 3.9 ZooKeeper-mode broker lists LeaderAndIsr, StopReplica and
+UpdateMetadata in its ApiVersions).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from franz.broker.handlers import (
     incremental_alter_configs,
     init_producer_id,
     join_group,
+    leader_and_isr,
     leave_group,
     list_groups,
     list_offsets,
@@ -37,7 +40,9 @@ from franz.broker.handlers import (
     offset_delete,
     offset_fetch,
     produce,
+    stop_replica,
     sync_group,
+    update_metadata,
 )
 from franz.protocol.api_keys import ApiKey
 
@@ -73,4 +78,9 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.DELETE_GROUPS: delete_groups.handle,
     ApiKey.OFFSET_DELETE: offset_delete.handle,
     ApiKey.ELECT_LEADERS: elect_leaders.handle,
+    # The controller's APIs: served and advertised in cluster mode only
+    # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
+    ApiKey.LEADER_AND_ISR: leader_and_isr.handle,
+    ApiKey.STOP_REPLICA: stop_replica.handle,
+    ApiKey.UPDATE_METADATA: update_metadata.handle,
 }

@@ -25,9 +25,10 @@ Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from franz.broker.configs import ResourceType, resource_type_name
@@ -46,8 +47,24 @@ log = logging.getLogger(__name__)
 DUPLICATE_RESOURCE_MESSAGE = "Each resource must appear at most once."
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    return alter_each_resource(ctx, request, _alter)
+def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
+    return answer_when_written(ctx, alter_each_resource(ctx, request, _alter))
+
+
+def answer_when_written(
+    ctx: RequestContext, result: HandlerResult
+) -> HandlerResult | Awaitable[HandlerResult]:
+    """Cluster mode: answer once the topic config changes are in ZooKeeper (Kafka's
+    ``AdminZkClient.changeTopicConfig`` writes before the response); at once otherwise."""
+    pending = ctx.services.topic_manager.pending_writes()
+    if not pending:
+        return result
+
+    async def written() -> HandlerResult:
+        await asyncio.gather(*pending, return_exceptions=True)
+        return result
+
+    return written()
 
 
 def alter_each_resource(

@@ -14,7 +14,7 @@ from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
-from franz.protocol.api_keys import SUPPORTED_APIS
+from franz.protocol.api_keys import INTER_BROKER_APIS, SUPPORTED_APIS, ApiSupport
 
 __all__ = ["handle"]
 
@@ -31,18 +31,26 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             return {"error_code": ErrorCode.INVALID_REQUEST, "throttle_time": 0}
     return {
         "error_code": 0,
-        "api_keys": advertised_api_keys(),
+        "api_keys": advertised_api_keys(zk_mode=ctx.services.zk_mode),
         "throttle_time": 0,
         "finalized_features_epoch": -1,
     }
 
 
-def advertised_api_keys() -> list[dict[str, int]]:
-    """The ``api_keys`` entries of an ApiVersions response (also of the v0 error body)."""
+def served_apis(*, zk_mode: bool) -> dict[int, ApiSupport]:
+    """The APIs served: ``SUPPORTED_APIS``, plus the controller's (``INTER_BROKER_APIS``
+    without ControlledShutdown, which has no handler) in cluster mode."""
     from franz.broker.handlers import HANDLERS
 
+    served: dict[int, ApiSupport] = {k: v for k, v in SUPPORTED_APIS.items() if k in HANDLERS}
+    if zk_mode:
+        served.update((k, v) for k, v in INTER_BROKER_APIS.items() if k in HANDLERS)
+    return served
+
+
+def advertised_api_keys(*, zk_mode: bool = False) -> list[dict[str, int]]:
+    """The ``api_keys`` entries of an ApiVersions response (also of the v0 error body)."""
     return [
         {"api_key": int(key), "min_version": s.min_advertised, "max_version": s.max_version}
-        for key, s in sorted(SUPPORTED_APIS.items())
-        if key in HANDLERS
+        for key, s in sorted(served_apis(zk_mode=zk_mode).items())
     ]

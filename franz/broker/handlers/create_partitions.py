@@ -22,7 +22,7 @@ import logging
 from collections import Counter
 from typing import Any
 
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.errors import ErrorCode, error_code_for
 
 __all__ = ["handle"]
@@ -30,7 +30,7 @@ __all__ = ["handle"]
 log = logging.getLogger(__name__)
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = ctx.services.topic_manager
     validate_only = bool(getattr(request, "validate_only", False))
     counts = Counter(topic.name for topic in request.topics)
@@ -48,7 +48,13 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         assignments = getattr(topic, "assignments", None)
         assignment = None if assignments is None else [list(a.broker_ids) for a in assignments]
         try:
-            topics.create_partitions(name, topic.count, assignment, validate_only=validate_only)
+            await topics.create_partitions_async(
+                name,
+                topic.count,
+                assignment,
+                validate_only=validate_only,
+                timeout_ms=request_timeout_ms(request),
+            )
         except Exception as exc:
             code = error_code_for(exc)
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:

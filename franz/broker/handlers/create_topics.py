@@ -19,9 +19,11 @@ Per topic (Kafka 3.9, ``ZkAdminManager.createTopics`` / KRaft ``ReplicationContr
   read-only, source, sensitive: ``franz.broker.configs``), also for ``validate_only``;
   v7 adds the new topic id (the zero UUID for ``validate_only`` and errors, as Kafka).
 
-``timeout_ms`` plays no part: in single-node mode a topic is created, with its partition
-logs, before the response is sent (Kafka waits up to ``timeout_ms`` for the controller, and
-answers REQUEST_TIMED_OUT to a timeout of 0).
+``timeout_ms`` plays no part in single-node mode: a topic is created, with its partition
+logs, before the response is sent. In cluster mode the request waits up to ``timeout_ms`` for
+the controller to make the leaders (``franz.broker.cluster_topics``), as Kafka does, and
+answers REQUEST_TIMED_OUT past it; the replication factor may then be up to the number of
+registered brokers, with Kafka's assignment.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from collections import Counter
 from typing import Any, Final
 
 from franz.broker.configs import describe_topic_configs
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.broker.topic_manager import TopicManager
 from franz.errors import (
     ErrorCode,
@@ -49,11 +51,12 @@ log = logging.getLogger(__name__)
 ZERO_UUID: Final = uuid.UUID(int=0)
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = ctx.services.topic_manager
     validate_only = bool(getattr(request, "validate_only", False))
     counts = Counter(topic.name for topic in request.topics)
     results: list[dict[str, Any]] = []
+    created: dict[str, int] = {}
     for topic in request.topics:
         if counts[topic.name] > 1:
             results.append(
@@ -63,7 +66,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             )
             continue
         try:
-            record = _create(topics, topic, validate_only)
+            record = await _create(topics, topic, validate_only)
         except Exception as exc:
             code = error_code_for(exc)
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:
@@ -72,6 +75,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 log.info("topic %s not created: %s", topic.name, exc)
             results.append(_error(topic.name, code, str(exc) or None))
             continue
+        if not validate_only:
+            created[record.name] = record.partition_count
         results.append(
             {
                 "name": record.name,
@@ -86,10 +91,16 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 ],
             }
         )
+    # Cluster mode: one wait for the controller to make every new topic's leaders.
+    late = await topics.wait_for_leaders(created, request_timeout_ms(request)) if created else set()
+    for result in results:
+        if result["name"] in late:
+            result["error_code"] = ErrorCode.REQUEST_TIMED_OUT
+            result["error_message"] = None
     return {"throttle_time": 0, "topics": results}
 
 
-def _create(topics: TopicManager, topic: Any, validate_only: bool) -> TopicRecord:
+async def _create(topics: TopicManager, topic: Any, validate_only: bool) -> TopicRecord:
     null_configs = [c.name for c in topic.configs if c.value is None]
     if null_configs:
         raise InvalidConfigurationError(
@@ -102,13 +113,14 @@ def _create(topics: TopicManager, topic: Any, validate_only: bool) -> TopicRecor
                 f"Found multiple manual partition assignments for partition {entry.partition_index}"
             )
         assignment[entry.partition_index] = list(entry.broker_ids)
-    return topics.create_topic(
+    return await topics.create_topic_async(
         topic.name,
         topic.num_partitions,
         topic.replication_factor,
         {c.name: c.value for c in topic.configs},
         assignment or None,
         validate_only=validate_only,
+        timeout_ms=None,
     )
 
 

@@ -16,7 +16,9 @@ Kafka 3.9 semantics (``KafkaApis.handleDeleteTopicsRequest``, KRaft ``Controller
 
 Deletion is complete when the response is sent: the topic leaves the metadata store, then
 its partitions and their log directories go (``TopicManager.delete_topic``). ``timeout_ms``
-plays no part.
+plays no part in single-node mode; in cluster mode the topic is marked for deletion in
+ZooKeeper and the request waits up to ``timeout_ms`` for the controller to delete it
+(REQUEST_TIMED_OUT past it), as Kafka's ``DelayedDeleteTopics``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import uuid
 from collections import Counter
 from typing import Any, Final
 
-from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.errors import ErrorCode, error_code_for
 
 __all__ = ["handle"]
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 ZERO_UUID: Final = uuid.UUID(int=0)
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = ctx.services.topic_manager
     entries: list[tuple[str | None, uuid.UUID]] = []
     if ctx.api_version >= 6:
@@ -92,7 +94,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             responses.append(_result(name, topic_id, code, None))
             continue
         try:
-            topics.delete_topic(record.name)
+            await topics.delete_topic_async(record.name, timeout_ms=request_timeout_ms(request))
             ctx.services.on_topic_deleted(record.name)
         except Exception as exc:
             code = error_code_for(exc)

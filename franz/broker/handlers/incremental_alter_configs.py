@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from franz.broker.configs import (
@@ -52,7 +52,7 @@ from franz.broker.configs import (
     resource_type_name,
 )
 from franz.broker.context import HandlerResult, RequestContext
-from franz.broker.handlers.alter_configs import alter_each_resource
+from franz.broker.handlers.alter_configs import alter_each_resource, answer_when_written
 from franz.broker.topic_manager import TopicManager
 from franz.config.broker import BROKER_CONFIG_KEYS
 from franz.config.defs import ConfigType
@@ -75,8 +75,8 @@ class OpType(enum.IntEnum):
     SUBTRACT = 3
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    return alter_each_resource(ctx, request, _alter)
+def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
+    return answer_when_written(ctx, alter_each_resource(ctx, request, _alter))
 
 
 def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:

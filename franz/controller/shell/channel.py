@@ -167,9 +167,11 @@ class ControllerChannelManager:
             future.add_done_callback(functools.partial(self._on_response, request))
 
     def _on_response(self, request: ControlRequest, future: asyncio.Future[ClientResponse]) -> None:
-        if self._closed or future.cancelled():
+        if future.cancelled():
             return
-        exc = future.exception()
+        exc = future.exception()  # retrieved even when closed: asyncio logs one never read
+        if self._closed:
+            return
         if exc is not None:
             if not isinstance(exc, BrokerRemovedError):
                 log.warning("request to broker %d failed: %s", request.broker_id, exc)

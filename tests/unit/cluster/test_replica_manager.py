@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,42 @@ def test_no_online_log_dir_is_a_storage_error(manager: ReplicaManager) -> None:
     errors = manager.become_leader_or_follower([state(0)], IDS)
     assert isinstance(errors[TopicPartition("orders", 0)], KafkaStorageError)
     assert TopicPartition("orders", 0) not in manager.partitions
+
+
+class Recorder:
+    """A leadership listener that records what it heard."""
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[list[TopicPartition], list[TopicPartition]]] = []
+        self.stopped: list[tuple[TopicPartition, int]] = []
+
+    def on_leadership_change(
+        self, new_leaders: Sequence[Any], new_followers: Sequence[Any]
+    ) -> None:
+        self.changes.append(
+            ([p.topic_partition for p in new_leaders], [p.topic_partition for p in new_followers])
+        )
+
+    def on_replicas_stopped(self, stopped: Sequence[tuple[TopicPartition, int]]) -> None:
+        self.stopped.extend(stopped)
+
+
+def test_leadership_listeners_hear_new_leaders_followers_and_stopped_replicas(
+    manager: ReplicaManager,
+) -> None:
+    heard = Recorder()
+    manager.add_leadership_listener(heard)
+    tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+    manager.become_leader_or_follower(
+        [state(0, replicas=(0, 1)), state(1, leader=1, replicas=(1, 0))], IDS
+    )
+    assert heard.changes == [([tp0], [tp1])]
+    # The same states again change nothing: nobody is told.
+    manager.become_leader_or_follower(
+        [state(0, replicas=(0, 1)), state(1, leader=1, replicas=(1, 0))], IDS
+    )
+    assert len(heard.changes) == 1
+    manager.become_leader_or_follower([state(0, leader=1, epoch=1, replicas=(0, 1))], IDS)
+    assert heard.changes[-1] == ([], [tp0])
+    manager.remove_partition(tp1, delete=True, leader_epoch=3)
+    assert heard.stopped == [(tp1, 3)]

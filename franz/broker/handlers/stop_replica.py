@@ -1,0 +1,48 @@
+"""StopReplica (5), applied at v4 (Kafka 3.9's ``KafkaApis.handleStopReplicaRequest`` and
+``ReplicaManager.stopReplicas``): the controller tells this broker to stop replicas, and with
+``delete_partition`` to delete their logs (topic deletion, reassignment).
+
+Served in cluster mode only. Whole-request refusals as ``franz.broker.controller_fencing``
+(every partition then carries the code). Per partition: FENCED_LEADER_EPOCH for a leader
+epoch not newer than the replica's (-1 and -2, ``EpochDuringDelete``, always stop),
+KAFKA_STORAGE_ERROR when the log cannot be deleted. Deleting a ``__consumer_offsets``
+partition tells the group coordinator through the replica manager's leadership listeners
+(Kafka's ``groupCoordinator.onResignation``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.controller_fencing import controller_request_error, to_value
+from franz.controller.requests import StopReplicaRequest
+from franz.errors import ErrorCode
+from franz.storage.files import TopicPartition
+
+__all__ = ["handle"]
+
+
+def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    value = to_value(ctx, request)
+    if value is None:
+        return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "partition_errors": []}
+    assert isinstance(value, StopReplicaRequest)
+    wanted = {
+        TopicPartition(topic.topic_name, p.partition_index): (p.leader_epoch, p.delete_partition)
+        for topic in value.topic_states
+        for p in topic.partition_states
+    }
+    error = controller_request_error(ctx, value)
+    codes: dict[TopicPartition, ErrorCode]
+    if error != ErrorCode.NONE:
+        codes = dict.fromkeys(wanted, error)
+    else:
+        codes = ctx.services.replica_manager.stop_replicas(wanted)
+    return {
+        "error_code": error,
+        "partition_errors": [
+            {"topic_name": tp.topic, "partition_index": tp.partition, "error_code": code}
+            for tp, code in codes.items()
+        ],
+    }
