@@ -51,11 +51,12 @@ from franz.controller.requests import (  # noqa: E402
     UpdateMetadataRequest,
 )
 from franz.controller.wire import to_wire  # noqa: E402
+from franz.coordinator.group.offsets_schema import partition_for  # noqa: E402
 from franz.errors import ErrorCode  # noqa: E402
 from franz.protocol.messages import response_type  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
 from tests.support.clients import run_kcat  # noqa: E402
-from tests.support.wire import WireClient, api_versions  # noqa: E402
+from tests.support.wire import WireClient, api_versions, offset_fetch, request_at  # noqa: E402
 from tests.support.zookeeper import ZooKeeperServer, free_ports  # noqa: E402
 
 SESSION_MS = 4000
@@ -399,6 +400,129 @@ def test_partitions_added_and_topics_auto_created_across_the_cluster(cluster: Cl
     assert len(topic["partitions"]) == 1
 
 
+# -- consumer groups with coordinators on every broker -----------------------------------------
+
+GROUP_TOPIC = "groups-across"
+GROUP_RECORDS = 30  # per partition, 3 partitions
+
+
+def _group_on_offsets_partition(prefix: str, partition: int, partitions: int) -> str:
+    """A group id whose ``__consumer_offsets`` partition is ``partition`` (Kafka's
+    ``Utils.abs(groupId.hashCode) % offsets.topic.num.partitions``)."""
+    for n in range(1000):
+        group = f"{prefix}-{n}"
+        if partition_for(group, partitions) == partition:
+            return group
+    raise AssertionError(f"no group id for offsets partition {partition}")
+
+
+def _consume_in_group(client: str, bootstrap: str, group: str, count: int) -> list[bytes]:
+    """Subscribe to GROUP_TOPIC in ``group`` with ``client``, read ``count`` records, commit
+    synchronously and leave: JoinGroup, SyncGroup, Heartbeat, OffsetCommit and LeaveGroup all
+    go to the group's coordinator."""
+    got: list[bytes] = []
+    deadline = time.monotonic() + 60
+    if client == "confluent-kafka":
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        try:
+            consumer.subscribe([GROUP_TOPIC])
+            while len(got) < count and time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is not None and not message.error():
+                    got.append(message.value())
+            consumer.commit(asynchronous=False)
+        finally:
+            consumer.close()
+    elif client == "kafka-python":
+        from kafka import KafkaConsumer
+
+        kp = KafkaConsumer(
+            GROUP_TOPIC,
+            group_id=group,
+            bootstrap_servers=bootstrap.split(","),
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        try:
+            while len(got) < count and time.monotonic() < deadline:
+                for records in kp.poll(timeout_ms=500).values():
+                    got.extend(r.value for r in records)
+            kp.commit()
+        finally:
+            kp.close()
+    else:
+        import asyncio
+
+        from aiokafka import AIOKafkaConsumer
+
+        async def run() -> None:
+            ak = AIOKafkaConsumer(
+                GROUP_TOPIC,
+                group_id=group,
+                bootstrap_servers=bootstrap,
+                auto_offset_reset="earliest",
+                enable_auto_commit=False,
+            )
+            await ak.start()
+            try:
+                while len(got) < count and time.monotonic() < deadline:
+                    batches = await ak.getmany(timeout_ms=500)
+                    for records in batches.values():
+                        got.extend(r.value for r in records if r.value is not None)
+                await ak.commit()
+            finally:
+                await ak.stop()
+
+        asyncio.run(run())
+    return got
+
+
+def test_consumer_groups_with_coordinators_on_every_broker_work_with_every_client(
+    cluster: Cluster,
+) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    admin.create_topics([NewTopic(GROUP_TOPIC, 3, 3)], operation_timeout=30)[GROUP_TOPIC].result(60)
+    values = {p: [f"g{p}-{i}".encode() for i in range(GROUP_RECORDS)] for p in range(3)}
+    produce_all(cluster.bootstrap(), [(GROUP_TOPIC, p, v) for p, vs in values.items() for v in vs])
+    expected = sorted(v for vs in values.values() for v in vs)
+
+    offsets_partitions = int(broker_props(1, "")["offsets.topic.num.partitions"])
+    coordinators: dict[str, int] = {}
+    for index, client in enumerate(("confluent-kafka", "kafka-python", "aiokafka")):
+        group = _group_on_offsets_partition(f"across-{client}", index, offsets_partitions)
+        got = _consume_in_group(client, cluster.bootstrap(), group, len(expected))
+        assert sorted(got) == expected, f"{client} in {group}"
+        # The coordinator is the leader of the group's __consumer_offsets partition.
+        state = cluster.json(f"/brokers/topics/__consumer_offsets/partitions/{index}/state")
+        coordinator = state["leader"]
+        description = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+        described = description.describe_consumer_groups([group], request_timeout=15)[group]
+        assert described.result(30).coordinator.id == coordinator
+        with WireClient.connect(cluster.brokers[coordinator].bootstrap, timeout=15) as wire:
+            committed = offset_fetch(wire, group)
+        assert {tp: (offset, error) for tp, (offset, _, error) in committed.items()} == {
+            (GROUP_TOPIC, p): (GROUP_RECORDS, 0) for p in range(3)
+        }, f"{client}: {committed}"
+        # Every other broker answers NOT_COORDINATOR for this group.
+        for other in BROKER_IDS:
+            if other != coordinator:
+                with WireClient.connect(cluster.brokers[other].bootstrap, timeout=15) as wire:
+                    response = request_at(wire, 9, 8, {"groups": [{"group_id": group}]})
+                [answer] = response.groups
+                assert int(answer.error_code) == ErrorCode.NOT_COORDINATOR, (other, answer)
+        coordinators[client] = coordinator
+    # __consumer_offsets' three partitions are led by the three brokers (Kafka's assignment
+    # spreads leaders), so the three groups' coordinators are the three brokers.
+    assert sorted(coordinators.values()) == list(BROKER_IDS), coordinators
+
+
 def _ask(broker: BrokerProcess, request: Any) -> Any:
     client = WireClient.connect(broker.bootstrap)
     try:
@@ -422,9 +546,9 @@ def test_controller_requests_are_fenced_by_controller_and_broker_epochs(
     broker_epoch = cluster.kazoo.exists("/brokers/ids/3").czxid
     controller = cluster.controller_id()
     assert controller is not None
-    topic_id = uuid.UUID(bytes=base64.urlsafe_b64decode(
-        cluster.json("/brokers/topics/orders")["topic_id"] + "=="
-    ))
+    topic_id = uuid.UUID(
+        bytes=base64.urlsafe_b64decode(cluster.json("/brokers/topics/orders")["topic_id"] + "==")
+    )
     assignment = {
         int(p): r for p, r in cluster.json("/brokers/topics/orders")["partitions"].items()
     }
@@ -583,9 +707,7 @@ def test_controller_sigkill_another_takes_over_and_topics_work_after_failover(
     admin.delete_topics(["after"], operation_timeout=30)["after"].result(60)
     # The response comes once the brokers' metadata lost the topic (Kafka's
     # DelayedDeleteTopics); the controller removes the znodes after the StopReplica answers.
-    eventually(
-        lambda: cluster.kazoo.exists("/brokers/topics/after") is None, 10, "znodes removed"
-    )
+    eventually(lambda: cluster.kazoo.exists("/brokers/topics/after") is None, 10, "znodes removed")
     for broker_id in survivors:
         logs = cluster.brokers[broker_id].data_dir / "logs"
         assert not [d for d in logs.iterdir() if d.name.startswith("after-") and d.is_dir()]
