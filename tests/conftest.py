@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.zookeeper import ZooKeeperServer, zookeeper_available
+from tests.support.zookeeper import ZooKeeperServer, start_standalone, zookeeper_available
 
 
 @pytest.fixture(scope="session")
@@ -24,9 +24,8 @@ def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKe
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    server = ZooKeeperServer(Path(tmp_path_factory.mktemp("zookeeper"))).start()
+    server = start_standalone(lambda: Path(tmp_path_factory.mktemp("zookeeper")), 30)
     try:
-        server.wait_ready(30)
         yield server
     finally:
         server.stop()
