@@ -29,3 +29,14 @@ def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKe
         yield server
     finally:
         server.stop()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadfile`` (``scripts/test.sh``) runs ``tests/support/xdist_scheduling``'s
+    variant: ``tests/spark`` on one worker (one SparkSession), handed out first."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from tests.support.xdist_scheduling import FileScheduling
+
+    return FileScheduling(config, log)
