@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.zookeeper import ZooKeeperServer, zookeeper_available
+from tests.support.zookeeper import ZooKeeperServer, start_standalone, zookeeper_available
 
 
 @pytest.fixture(scope="session")
@@ -24,9 +24,19 @@ def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKe
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    server = ZooKeeperServer(Path(tmp_path_factory.mktemp("zookeeper"))).start()
+    server = start_standalone(lambda: Path(tmp_path_factory.mktemp("zookeeper")), 30)
     try:
-        server.wait_ready(30)
         yield server
     finally:
         server.stop()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadfile`` (``scripts/test.sh``) runs ``tests/support/xdist_scheduling``'s
+    variant: ``tests/spark`` on one worker (one SparkSession), handed out first."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from tests.support.xdist_scheduling import FileScheduling
+
+    return FileScheduling(config, log)

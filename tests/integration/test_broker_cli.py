@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,10 @@ from franz.config.topic import LogConfig
 from franz.protocol.records.inflated import RecordBatchBuilder
 from franz.storage.files import TopicPartition
 from franz.storage.log_manager import LogManager
+
+#: Every broker here listens on an ephemeral port: the default, Kafka's 127.0.0.1:9092, is one
+#: per machine, and another broker (a parallel test worker's, another checkout's) may hold it.
+EPHEMERAL = ["--override", "listeners=PLAINTEXT://127.0.0.1:0"]
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
@@ -43,10 +48,11 @@ def _wait_for_line(proc: subprocess.Popen[str], needle: str, timeout: float = 30
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_broker_runs_with_defaults_and_shuts_down_cleanly(tmp_path, sig):
-    proc = _start([], tmp_path)
+    proc = _start(EPHEMERAL, tmp_path)
     try:
         lines = _wait_for_line(proc, "started")
         assert "franz-data" in "".join(lines)
+        assert re.search(r"listener PLAINTEXT://127\.0\.0\.1:[1-9]\d*", lines[-1]), lines[-1]
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=30)
     finally:
@@ -72,7 +78,7 @@ def test_broker_loads_existing_logs_from_a_properties_file_with_overrides(tmp_pa
 
     props = tmp_path / "server.properties"
     props.write_text(f"broker.id=1\nlog.dirs={data}\n")
-    proc = _start([str(props), "--override", "broker.id=7"], tmp_path)
+    proc = _start([str(props), "--override", "broker.id=7", *EPHEMERAL], tmp_path)
     try:
         lines = _wait_for_line(proc, "started")
         assert "1 partition(s)" in lines[-1]
@@ -92,11 +98,14 @@ def test_broker_loads_existing_logs_from_a_properties_file_with_overrides(tmp_pa
 
 
 def test_broker_refuses_a_dir_locked_by_another_broker(tmp_path):
-    first = _start(["--override", f"log.dirs={tmp_path / 'd'}"], tmp_path)
+    first = _start(["--override", f"log.dirs={tmp_path / 'd'}", *EPHEMERAL], tmp_path)
     try:
         _wait_for_line(first, "started")
         second = subprocess.run(
-            [sys.executable, "-m", "franz", "broker", "--override", f"log.dirs={tmp_path / 'd'}"],
+            [
+                *(sys.executable, "-m", "franz", "broker"),
+                *("--override", f"log.dirs={tmp_path / 'd'}", *EPHEMERAL),
+            ],
             capture_output=True,
             text=True,
             timeout=30,

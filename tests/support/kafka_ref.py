@@ -31,6 +31,7 @@ Main classes of the tools in Kafka 3.9 (the scripts' ``exec kafka-run-class.sh``
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import socket
@@ -85,6 +86,16 @@ log4j.logger.state.change.logger=WARN
 _KAFKA_STARTED = "started (kafka.server.KafkaServer)"
 
 
+#: What a JVM prints when its listen port was taken (java.net.BindException's message).
+_ADDRESS_IN_USE = "Address already in use"
+#: Starts tried before a port taken by another process is an error.
+_BIND_ATTEMPTS = 3
+
+
+class _PortTaken(RuntimeError):
+    """The server exited because another process bound its port first."""
+
+
 class ReferenceUnavailable(RuntimeError):
     """Java, ZooKeeper or Kafka's class path is missing; the message says how to get it."""
 
@@ -121,9 +132,16 @@ def _java(*args: str) -> list[str]:
 
 
 def _log4j_file(name: str, text: str) -> Path:
+    """``name`` beside the shared class path, holding ``text``.
+
+    Written to a temporary file and renamed over, so a JVM of another pytest worker (or of
+    another checkout sharing the cache) never reads it half written.
+    """
     path = reference_libs().parent / name
     if not path.exists() or path.read_text() != text:
-        path.write_text(text)
+        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
     return path
 
 
@@ -288,6 +306,20 @@ class KafkaBroker(_JavaProcess):
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 120.0) -> KafkaBroker:
+        """Start, and wait for Kafka's ``started`` line.
+
+        ``free_port()`` lets the port go before the JVM binds it, so another process (a
+        parallel pytest worker's server or client) may take it meanwhile: Kafka then exits
+        with ``Address already in use`` and is started again on another port.
+        """
+        for _ in range(_BIND_ATTEMPTS - 1):
+            try:
+                return self._start_once(timeout)
+            except _PortTaken:
+                continue
+        return self._start_once(timeout)
+
+    def _start_once(self, timeout: float) -> KafkaBroker:
         libs = reference_libs()
         self.port = free_port()
         props = {**self.properties, "listeners": f"PLAINTEXT://127.0.0.1:{self.port}"}
@@ -312,7 +344,11 @@ class KafkaBroker(_JavaProcess):
             if _KAFKA_STARTED in self.output():
                 return self
             if self._died():
-                raise RuntimeError(f"Kafka exited early:\n{self.output()[-20000:]}")
+                output = self.output()
+                self.stop()
+                if _ADDRESS_IN_USE in output:
+                    raise _PortTaken(f"Kafka could not bind port {self.port}:\n{output[-20000:]}")
+                raise RuntimeError(f"Kafka exited early:\n{output[-20000:]}")
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"Kafka did not start within {timeout} s:\n{self.output()[-20000:]}")

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -51,6 +52,16 @@ def free_ports(count: int) -> list[int]:
     finally:
         for s in socks:
             s.close()
+
+
+def port_taken(port: int) -> bool:
+    """Whether some process holds loopback ``port`` (a plain ``bind`` fails)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 def four_letter_word(port: int, word: str, timeout: float = 1.0) -> str:
@@ -174,6 +185,31 @@ class ZooKeeperServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def start_standalone(
+    directory: Callable[[], Path], timeout_s: float = 30.0, attempts: int = 3
+) -> ZooKeeperServer:
+    """A standalone server on a free port, serving; each try in a fresh ``directory()``.
+
+    ``free_ports`` lets the port go before the JVM binds it, so another process (a parallel
+    pytest worker's server or client) may take it meanwhile. ZooKeeper then exits (it logs
+    nothing here: slf4j-nop), and when the port is held by someone else it is started again
+    on another port; any other failure is raised at once.
+    """
+    for attempt in range(attempts):
+        server = ZooKeeperServer(directory()).start()
+        try:
+            server.wait_ready(timeout_s)
+            return server
+        except RuntimeError:
+            server.stop()
+            if attempt + 1 == attempts or not port_taken(server.port):
+                raise
+        except BaseException:
+            server.stop()
+            raise
+    raise AssertionError("unreachable")
 
 
 class ZooKeeperEnsemble:
