@@ -67,6 +67,7 @@ class _Plan:
     max_bytes: int
     min_bytes: int
     max_wait_ms: int
+    read_committed: bool = False
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
@@ -144,6 +145,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         max_bytes=min(request.max_bytes, services.fetch_max_bytes),
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
+        read_committed=getattr(request, "isolation_level", 0) == 1,
     )
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
@@ -196,11 +198,13 @@ def _read(
             result.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
             errors = True
             continue
+        result.aborted_transactions_null = not plan.read_committed
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
         fenced = partition.check_current_leader_epoch(cached.current_leader_epoch)
         if fenced != ErrorCode.NONE:
+            result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
             result.error_code = fenced
             errors = True
             continue
@@ -210,6 +214,8 @@ def _read(
         try:
             info = partition.read(cached.fetch_offset, max(limit, 0), min_one_message=min_one)
         except Exception as exc:
+            # Kafka's ReplicaManager.readFromLocalLog: a failed read reports no offsets.
+            result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
             result.error_code = error_code_for(exc)
             errors = True
             continue
