@@ -21,12 +21,21 @@ from tests.support.differential_scenarios import scenario_cases, warm_up
 from tests.support.kafka_ref import KafkaBroker
 from tools.gen_differential_table import README, render_table, replace_table
 
+#: The session Kafka's ``server.properties`` settings (``KafkaBroker``), so that configs
+#: described on both brokers come from the same layer.
+SAME_AS_KAFKA = {
+    "num.partitions": "1",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+}
+
 
 @pytest.fixture(scope="module")
 def franz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(
-        tmp_path_factory.mktemp("franz-differential"), {"group.initial.rebalance.delay.ms": "0"}
-    ).start()
+    broker = BrokerProcess(tmp_path_factory.mktemp("franz-differential"), SAME_AS_KAFKA).start()
     try:
         yield broker
     finally:

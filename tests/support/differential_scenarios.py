@@ -733,6 +733,7 @@ def list_groups(s: Session, v: int) -> None:
 
 def delete_groups(s: Session, v: int) -> None:
     live, empty = s.name("live"), s.name("empty")
+    create_topic(s, s.name())
     stable_member(s, live)
     wait_for_coordinator(s, empty)
     commit = commit_request(empty, -1, "", s.name(), 1)
