@@ -16,9 +16,10 @@ holds by construction; everything else must be equal, or be listed in
 in the README's table). Paths are dotted field names with ``*`` for a list index
 (``brokers.*.port``), matched with ``fnmatch``.
 
-Versions below kio's classes (the pre-KIP-896 versions Franz serves with hand-written codecs,
-``SUPPORTED_APIS[...].legacy_from``) have no generic codec here; the table says "not
-compared" for them.
+Versions below kio's classes (the pre-KIP-896 versions, ``SUPPORTED_APIS[...].legacy_from``)
+are run where Kafka 3.9's schemas make them a newer version's bytes (``OLD_VERSIONS``);
+the others (Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, CreateTopics v0,
+DescribeConfigs v0) have no generic codec here, and the table says "not compared".
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "JUSTIFIED_DIFFERENCES",
     "KAFKA_RANGES",
     "MAY_DIFFER",
+    "OLD_VERSIONS",
     "UNORDERED",
     "Justified",
     "Session",
@@ -125,6 +127,13 @@ UNORDERED: Final[tuple[tuple[ApiKey, str, str, str], ...]] = (
     (ApiKey.DESCRIBE_CONFIGS, "results.*.configs", "name", "Kafka iterates a hash map"),
     (ApiKey.CREATE_TOPICS, "topics.*.configs", "name", "v5+: Kafka iterates a hash map"),
     (ApiKey.DELETE_GROUPS, "results", "group_id", "Kafka iterates a hash map of groups"),
+    (ApiKey.DESCRIBE_LOG_DIRS, "results.*.topics", "name", "Kafka iterates a hash map of logs"),
+    (
+        ApiKey.DESCRIBE_LOG_DIRS,
+        "results.*.topics.*.partitions",
+        "partition_index",
+        "Kafka iterates a hash map of logs",
+    ),
 )
 
 
@@ -166,14 +175,34 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
         "drops those before the chain's first key (dropWhile), hiding log.retention.hours "
         "and log.roll.hours (franz.broker.configs)",
     ),
+    Justified(
+        ApiKey.OFFSET_FETCH,
+        range(1),
+        "topics.*.partitions.*.*",
+        "Kafka 3.9 in ZooKeeper mode serves OffsetCommit/OffsetFetch v0 from ZooKeeper "
+        "(/consumers/<group>/offsets), apart from the coordinator's offsets; Franz has no "
+        "such store and answers v0 from the coordinator (franz.broker.handlers.offset_commit)",
+    ),
 )
 
 
+#: Old versions written with a newer version's kio class, from Kafka 3.9's message schemas:
+#: (api, version) -> (kio version, request bytes the old version lacks at the end, whether
+#: the old response lacks the newer one's leading ``throttle_time_ms``).
+OLD_VERSIONS: Final[dict[tuple[ApiKey, int], tuple[int, int, bool]]] = {
+    (ApiKey.OFFSET_FETCH, 0): (1, 0, False),  # v0 = v1 (v0 read ZooKeeper in Kafka)
+    (ApiKey.DESCRIBE_LOG_DIRS, 0): (1, 0, False),  # v0 = v1
+    (ApiKey.DELETE_TOPICS, 0): (1, 0, True),  # v1 response = throttle_time_ms + v0's
+    (ApiKey.CREATE_TOPICS, 1): (2, 0, True),  # v2 response = throttle_time_ms + v1's
+}
+
+
 def common_versions(api: ApiKey) -> range:
-    """Versions both brokers serve and kio has classes for (what scenarios are run at)."""
+    """Versions both brokers serve and the harness can write (what scenarios are run at)."""
     support = SUPPORTED_APIS[api]
     kafka_low, kafka_high = KAFKA_RANGES[api]
-    return range(max(support.min_accepted, kafka_low), min(support.max_version, kafka_high) + 1)
+    low = min([support.min_accepted, *(v for a, v in OLD_VERSIONS if a == api)])
+    return range(max(low, kafka_low), min(support.max_version, kafka_high) + 1)
 
 
 def plain(value: Any) -> Any:
@@ -206,6 +235,7 @@ class Step:
 
 
 _INT32: Final = struct.Struct(">i")
+_CLIENT: Final = "franz-differential"
 
 
 class Session:
@@ -235,11 +265,19 @@ class Session:
     def call(self, api: ApiKey, version: int, request: Mapping[str, Any]) -> Any:
         """Send one request and return the decoded (kio) response, not recorded."""
         self._correlation_id += 1
-        entity = build(request_type(api, version), request)
-        payload = encode_request(entity, self._correlation_id, "franz-differential")
+        kio_version, strip, no_throttle = OLD_VERSIONS.get((api, version), (version, 0, False))
+        entity = build(request_type(api, kio_version), request)
+        payload = encode_request(entity, self._correlation_id, _CLIENT)
+        if kio_version != version:  # an old version: its own header, the newer body's bytes
+            header = encode_request_header(api, kio_version, self._correlation_id, _CLIENT)
+            body = payload[len(header) : len(payload) - strip]
+            payload = encode_request_header(api, version, self._correlation_id, _CLIENT) + body
         self._sock.sendall(_INT32.pack(len(payload)) + payload)
         (size,) = _INT32.unpack(self._recv_exactly(4))
-        correlation_id, response = decode_response(api, version, self._recv_exactly(size))
+        answer = self._recv_exactly(size)
+        if no_throttle:
+            answer = answer[:4] + bytes(4) + answer[4:]
+        correlation_id, response = decode_response(api, kio_version, answer)
         assert correlation_id == self._correlation_id, (correlation_id, self._correlation_id)
         return response
 
@@ -266,7 +304,7 @@ class Session:
         """Send a hand-made request body (a broken one) and record the answer or the closed
         connection, whichever comes."""
         self._correlation_id += 1
-        header = encode_request_header(api, version, self._correlation_id, "franz-differential")
+        header = encode_request_header(api, version, self._correlation_id, _CLIENT)
         frame = header + payload
         self._sock.sendall(_INT32.pack(len(frame)) + frame)
         try:
