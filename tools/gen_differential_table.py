@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
-from tests.support.differential import JUSTIFIED_DIFFERENCES, KAFKA_RANGES
+from tests.support.differential import JUSTIFIED_DIFFERENCES, KAFKA_ONLY_APIS, KAFKA_RANGES
 from tests.support.differential_scenarios import SCENARIOS
 
 README: Final = Path(__file__).resolve().parents[1] / "README.md"
@@ -83,6 +83,12 @@ def render_table() -> str:
                 cell += " " + "".join(f"[^d{n}]" for n in notes)
             cells.append(cell)
         lines.append(f"| {api.name} ({int(api)}) | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        "Not served by Franz (Kafka 3.9.2 serves them): "
+        + ", ".join(f"{name} ({key})" for key, name in sorted(KAFKA_ONLY_APIS.items()))
+        + "."
+    )
     for n, j in enumerate(JUSTIFIED_DIFFERENCES, 1):
         lines.append("")
         lines.append(f"[^d{n}]: `{j.path}` ({j.api.name} {_ranges(list(j.versions))}): {j.reason}")

@@ -16,7 +16,13 @@ import pytest
 
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
 from tests.support.broker import BrokerProcess
-from tests.support.differential import KAFKA_RANGES, Scenario, Session, compare
+from tests.support.differential import (
+    KAFKA_ONLY_APIS,
+    KAFKA_RANGES,
+    Scenario,
+    Session,
+    compare,
+)
 from tests.support.differential_scenarios import scenario_cases, warm_up
 from tests.support.kafka_ref import KafkaBroker
 from tools.gen_differential_table import README, render_table, replace_table
@@ -62,6 +68,7 @@ def test_kafka_advertises_the_recorded_ranges(kafka: KafkaBroker) -> None:
         )
     served = {int(k.api_key): (k.min_version, k.max_version) for k in response.api_keys}
     assert {api: served.get(int(api)) for api in SUPPORTED_APIS} == KAFKA_RANGES
+    assert served.keys() - set(map(int, SUPPORTED_APIS)) == KAFKA_ONLY_APIS.keys()
 
 
 @pytest.mark.parametrize(

@@ -49,6 +49,7 @@ from franz.protocol.messages import (
 
 __all__ = [
     "JUSTIFIED_DIFFERENCES",
+    "KAFKA_ONLY_APIS",
     "KAFKA_RANGES",
     "MAY_DIFFER",
     "OLD_VERSIONS",
@@ -91,6 +92,46 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
+}
+
+#: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
+#: names); also checked against its ApiVersions answer.
+KAFKA_ONLY_APIS: Final[dict[int, str]] = {
+    4: "LeaderAndIsr",
+    5: "StopReplica",
+    6: "UpdateMetadata",
+    7: "ControlledShutdown",
+    17: "SaslHandshake",
+    23: "OffsetForLeaderEpoch",
+    24: "AddPartitionsToTxn",
+    25: "AddOffsetsToTxn",
+    26: "EndTxn",
+    27: "WriteTxnMarkers",
+    28: "TxnOffsetCommit",
+    29: "DescribeAcls",
+    30: "CreateAcls",
+    31: "DeleteAcls",
+    34: "AlterReplicaLogDirs",
+    36: "SaslAuthenticate",
+    38: "CreateDelegationToken",
+    39: "RenewDelegationToken",
+    40: "ExpireDelegationToken",
+    41: "DescribeDelegationToken",
+    45: "AlterPartitionReassignments",
+    46: "ListPartitionReassignments",
+    48: "DescribeClientQuotas",
+    49: "AlterClientQuotas",
+    50: "DescribeUserScramCredentials",
+    51: "AlterUserScramCredentials",
+    56: "AlterPartition",
+    57: "UpdateFeatures",
+    58: "Envelope",
+    61: "DescribeProducers",
+    65: "DescribeTransactions",
+    66: "ListTransactions",
+    67: "AllocateProducerIds",
+    68: "ConsumerGroupHeartbeat",
+    69: "ConsumerGroupDescribe",
 }
 
 #: Field paths whose values differ between two brokers by construction: masked on both sides

@@ -204,7 +204,13 @@ def produce_idempotent(s: Session, v: int) -> None:
 
 
 def fetch_request(
-    s: Session, v: int, topic: str, offset: int, tid: Any = None, partition: int = 0
+    s: Session,
+    v: int,
+    topic: str,
+    offset: int,
+    tid: Any = None,
+    partition: int = 0,
+    epoch: int = -1,
 ) -> dict[str, Any]:
     return {
         "replica_id": -1,
@@ -221,7 +227,7 @@ def fetch_request(
                 "partitions": [
                     {
                         "partition": partition,
-                        "current_leader_epoch": -1,
+                        "current_leader_epoch": epoch,
                         "fetch_offset": offset,
                         "last_fetched_epoch": -1,
                         "log_start_offset": -1,
@@ -246,6 +252,8 @@ def fetch(s: Session, v: int) -> None:
     s.send(ApiKey.FETCH, fetch_request(s, v, topic, 5, tid), label="at the end")
     s.send(ApiKey.FETCH, fetch_request(s, v, topic, 99, tid), label="out of range")
     s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, partition=3), label="no partition")
+    if v >= 9:  # KIP-320: the leader's epoch is 0 on both; 1 is one it does not know yet
+        s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, epoch=1), label="future epoch")
     if v < 13:  # by name; v13+ name topics by id, and an unknown id is a different case
         s.send(ApiKey.FETCH, fetch_request(s, v, s.name("unknown"), 0), label="unknown topic")
 
@@ -267,9 +275,14 @@ def list_offsets(s: Session, v: int) -> None:
         s.send(ApiKey.LIST_OFFSETS, list_offsets_request(topic, timestamp), label=label)
     s.send(ApiKey.LIST_OFFSETS, list_offsets_request(s.name("unknown"), -1), label="unknown topic")
     s.send(ApiKey.LIST_OFFSETS, list_offsets_request(topic, -1, partition=4), label="no partition")
+    if v >= 4:  # KIP-320
+        future = list_offsets_request(topic, -1, epoch=3)
+        s.send(ApiKey.LIST_OFFSETS, future, label="future leader epoch")
 
 
-def list_offsets_request(topic: str, timestamp: int, partition: int = 0) -> dict[str, Any]:
+def list_offsets_request(
+    topic: str, timestamp: int, partition: int = 0, epoch: int = -1
+) -> dict[str, Any]:
     return {
         "replica_id": -1,
         "isolation_level": 0,
@@ -279,7 +292,7 @@ def list_offsets_request(topic: str, timestamp: int, partition: int = 0) -> dict
                 "partitions": [
                     {
                         "partition_index": partition,
-                        "current_leader_epoch": -1,
+                        "current_leader_epoch": epoch,
                         "timestamp": timestamp,
                         "max_num_offsets": 1,
                     }
