@@ -213,8 +213,9 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
         "results.*.configs.*.synonyms*",
         "a topic config's synonyms list every broker key of its unit chain that sets it "
         "(retention.ms: log.retention.ms, .minutes, .hours, with their defaults); Kafka "
-        "drops those before the chain's first key (dropWhile), hiding log.retention.hours "
-        "and log.roll.hours (franz.broker.configs)",
+        "drops those before the chain's first key (dropWhile), hiding log.retention.hours, "
+        "log.roll.hours, log.roll.jitter.hours and log.flush.scheduler.interval.ms "
+        "(franz.broker.configs)",
     ),
     Justified(
         ApiKey.OFFSET_FETCH,
