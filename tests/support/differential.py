@@ -342,21 +342,6 @@ class Session:
         self.transcript.append(Step(label or api.name, int(api), version, recorded))
         return response
 
-    def send_raw(self, api: ApiKey, version: int, payload: bytes, *, label: str) -> None:
-        """Send a hand-made request body (a broken one) and record the answer or the closed
-        connection, whichever comes."""
-        self._correlation_id += 1
-        header = encode_request_header(api, version, self._correlation_id, _CLIENT)
-        frame = header + payload
-        self._sock.sendall(_INT32.pack(len(frame)) + frame)
-        try:
-            (size,) = _INT32.unpack(self._recv_exactly(4))
-            _, response = decode_response(api, version, self._recv_exactly(size))
-            recorded: Any = plain(response)
-        except ConnectionError:
-            recorded = "connection closed"
-        self.transcript.append(Step(label, int(api), version, recorded))
-
     def wait_until(
         self,
         api: ApiKey,
