@@ -47,6 +47,8 @@ INCREMENTAL_ALTER_CONFIGS: Final = 44
 _OP_SET: Final = 0
 _OP_DELETE: Final = 1
 _VERSION: Final = 4
+#: ``Errors.UNKNOWN_TOPIC_OR_PARTITION``.
+_UNKNOWN_TOPIC_OR_PARTITION: Final = 3
 RESOURCE_TOPIC: Final = 2
 RESOURCE_BROKER: Final = 4
 
@@ -114,6 +116,9 @@ def describe_configs(
             f"could not describe configs at {address}: {exc}; check that the broker is running"
         ) from exc
     (result,) = response.results
+    if int(result.error_code) == _UNKNOWN_TOPIC_OR_PARTITION and not result.error_message:
+        # Kafka's brokers send no message for an unknown topic.
+        raise ToolError(f"Topic '{name}' does not exist.")
     if int(result.error_code) != 0:
         message = result.error_message or f"error code {int(result.error_code)}"
         raise ToolError(message)

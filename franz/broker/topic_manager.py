@@ -108,7 +108,7 @@ def validate_topic_name(name: str | None) -> str:
         )
     if not _LEGAL.fullmatch(name):
         raise InvalidTopicError(
-            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+            f"Topic name is invalid: '{name}' contains one or more characters other than ASCII "
             "alphanumerics, '.', '_' and '-'"
         )
     return name
@@ -571,7 +571,7 @@ class TopicManager:
     ) -> None:
         record = self.get(name)
         if record is None:
-            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         current = record.partition_count
         if count < current:
             raise InvalidPartitionsError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from franz.errors import InvalidConfigurationError
 
@@ -32,6 +32,14 @@ class ConfigType(enum.Enum):
 
 
 Validator = Callable[[str, Any], None]
+
+#: Kafka's ``ConfigDef.parseType`` messages for a string that does not parse.
+_PARSE_FAILURE: Final = {
+    ConfigType.BOOLEAN: "Expected value to be either true or false",
+    ConfigType.INT: "Not a number of type INT",
+    ConfigType.LONG: "Not a number of type LONG",
+    ConfigType.DOUBLE: "Not a number of type DOUBLE",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +99,7 @@ def _coerce(name: str, kind: ConfigType, raw: Any) -> Any:
         return raw
     except ValueError:
         raise InvalidConfigurationError(
-            f"Invalid value {raw} for configuration {name}: Not a valid {kind.value}"
+            f"Invalid value {raw} for configuration {name}: {_PARSE_FAILURE[kind]}"
         ) from None
 
 

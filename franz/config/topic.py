@@ -160,7 +160,7 @@ _KEYS: tuple[ConfigKey, ...] = (
         _LIST,
         ["delete"],
         "delete, compact or both.",
-        one_of("delete", "compact", multi=True),
+        one_of("compact", "delete", multi=True),  # Kafka's order, which its message shows
         "log.cleanup.policy",
     ),
     ConfigKey(
@@ -234,7 +234,7 @@ _KEYS: tuple[ConfigKey, ...] = (
         [],
         "Throttled follower replicas.",
         None,
-        "follower.replication.throttled.replicas",
+        None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
     ConfigKey(
         "leader.replication.throttled.replicas",
@@ -242,7 +242,7 @@ _KEYS: tuple[ConfigKey, ...] = (
         [],
         "Throttled leader replicas.",
         None,
-        "leader.replication.throttled.replicas",
+        None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
 )
 
@@ -326,7 +326,7 @@ _KEYS = (
         False,
         "Tiered storage for this topic (not supported by Franz).",
         _only(False, "tiered storage is not supported"),
-        "remote.storage.enable",
+        None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
     ConfigKey(
         "remote.log.copy.disable",
@@ -334,7 +334,7 @@ _KEYS = (
         False,
         "Stop copying segments to tiered storage (not supported by Franz).",
         None,
-        "remote.log.copy.disable",
+        None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
     ConfigKey(
         "remote.log.delete.on.disable",
@@ -342,7 +342,7 @@ _KEYS = (
         False,
         "Delete tiered data when tiered storage is disabled (not supported by Franz).",
         None,
-        "remote.log.delete.on.disable",
+        None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
 )
 

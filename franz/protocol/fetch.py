@@ -33,8 +33,11 @@ empty but for the current-leader hints)::
 Fetch v0-3 carry message sets of magic 0 (v0-1) or 1 (v2-3): the handler down-converts
 (``franz.protocol.records.legacy``) and passes ``bytes``, never file regions.
 
-Franz always sends an empty (not null) aborted-transactions array and an empty (not null)
-record set when there is no data: librdkafka and franz-go's kfake treat null and empty
+The aborted-transactions array is as Kafka sends it: null for a partition read at
+READ_UNCOMMITTED (Kafka only looks transactions up for READ_COMMITTED), empty for
+READ_COMMITTED and for partitions refused before the read (unknown topic or partition:
+Kafka's ``FetchResponse.partitionResponse`` default). Franz always sends an empty (not
+null) record set when there is no data: librdkafka and franz-go's kfake treat null and empty
 differently in places (twmb/franz-go#1227).
 """
 
@@ -87,6 +90,9 @@ class FetchPartitionResult:
     #: v12+ tagged field 1 (KIP-951): (leader id, leader epoch) when the client should go
     #: to another broker; None sends no tag.
     current_leader: tuple[int, int] | None = None
+    #: Null (not empty) aborted transactions: what Kafka sends for a partition it read (or
+    #: failed to read) at READ_UNCOMMITTED.
+    aborted_transactions_null: bool = False
 
     @property
     def records_size(self) -> int:
@@ -173,7 +179,11 @@ def encode_fetch_response(
                 )
                 if version >= 5:
                     out += _I64.pack(p.log_start_offset)
-                out += b"\x01" if flexible else b"\x00\x00\x00\x00"  # no aborted transactions
+                # No aborted transactions: null or an empty array.
+                if p.aborted_transactions_null:
+                    out += b"\x00" if flexible else b"\xff\xff\xff\xff"
+                else:
+                    out += b"\x01" if flexible else b"\x00\x00\x00\x00"
             else:
                 out += _PARTITION_V0.pack(p.partition_index, p.error_code, p.high_watermark)
             if version >= 11:

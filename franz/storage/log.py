@@ -110,7 +110,8 @@ class LogAppendInfo:
     epoch and sequence range as one of the producer's last 5). Nothing was written
     (``valid_bytes`` and ``batch_count`` are 0); the offsets and max timestamp are those of
     the original batches, which the Produce response acknowledges as Kafka does.
-    ``log_append_time`` is the original max timestamp under LogAppendTime, else -1.
+    ``log_append_time`` is -1 under CreateTime, except for a duplicate: the original max
+    timestamp, as Kafka reports it for either timestamp type.
     """
 
     first_offset: int
@@ -466,7 +467,9 @@ class Log:
             last_offset=last.last_offset,
             max_timestamp=newest.timestamp,
             offset_of_max_timestamp=newest.last_offset,
-            log_append_time=newest.timestamp if self.config.log_append_time else -1,
+            # Kafka's UnifiedLog.append sets the duplicate's max timestamp as logAppendTime
+            # whatever the timestamp type, and the Produce response carries it.
+            log_append_time=newest.timestamp,
             log_start_offset=self.log_start_offset,
             valid_bytes=0,
             batch_count=0,

@@ -360,19 +360,10 @@ def test_configs_describe_and_alter(brokers: dict[str, HasBootstrap]) -> None:
 
 #: ``kafka-configs --describe --all`` of a topic: the synonyms Franz's broker reports and
 #: Kafka's does not (see ``franz.broker.configs``: Franz keeps the broker synonyms Kafka drops
-#: with ``dropWhile(name != primary)``, and lists a same-named DEFAULT_CONFIG synonym for five
-#: topic keys that have no broker key in Kafka).
+#: with ``dropWhile(name != primary)``; the JUSTIFIED_DIFFERENCES of
+#: ``tests/support/differential.py``).
 FRANZ_EXTRA_SYNONYMS = {
     "flush.ms": "DEFAULT_CONFIG:log.flush.scheduler.interval.ms=9223372036854775807",
-    "follower.replication.throttled.replicas": (
-        "DEFAULT_CONFIG:follower.replication.throttled.replicas="
-    ),
-    "leader.replication.throttled.replicas": (
-        "DEFAULT_CONFIG:leader.replication.throttled.replicas="
-    ),
-    "remote.log.copy.disable": "DEFAULT_CONFIG:remote.log.copy.disable=false",
-    "remote.log.delete.on.disable": "DEFAULT_CONFIG:remote.log.delete.on.disable=false",
-    "remote.storage.enable": "DEFAULT_CONFIG:remote.storage.enable=false",
     "retention.ms": "DEFAULT_CONFIG:log.retention.hours=168",
     "segment.jitter.ms": "DEFAULT_CONFIG:log.roll.jitter.hours=0",
     "segment.ms": "DEFAULT_CONFIG:log.roll.hours=168",

@@ -133,7 +133,16 @@ def resource_error(exc: Exception, resource: Any) -> tuple[ErrorCode, str | None
             resource.resource_name,
             exc,
         )
-    return code, str(exc) or None
+    message = str(exc) or None
+    if code == ErrorCode.INVALID_CONFIG and message and message.startswith("Invalid value "):
+        # A value that does not parse (Kafka's ConfigException), prefixed as Kafka's
+        # ConfigAdminManager does.
+        kind = resource_type_name(resource.resource_type).upper()
+        message = (
+            f"Invalid config value for resource ConfigResource(type={kind}, "
+            f"name='{resource.resource_name}'): {message}"
+        )
+    return code, message
 
 
 def resource_response(resource: Any, code: ErrorCode, message: str | None) -> dict[str, Any]:

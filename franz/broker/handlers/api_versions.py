@@ -33,7 +33,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "error_code": 0,
         "api_keys": advertised_api_keys(zk_mode=ctx.services.zk_mode),
         "throttle_time": 0,
-        "finalized_features_epoch": -1,
+        # Kafka 3.9 in ZooKeeper mode: the /feature znode's version, 0 on a new cluster.
+        "finalized_features_epoch": 0,
     }
 
 

@@ -58,7 +58,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             "resource_type": resource.resource_type,
             "resource_name": resource.resource_name,
             "error_code": ErrorCode.NONE,
-            "error_message": None,
+            "error_message": "",  # Kafka's default, on success too
             "configs": [],
         }
         try:
@@ -68,7 +68,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             if code == ErrorCode.UNKNOWN_SERVER_ERROR:
                 log.exception("unexpected error describing the configs of %s", resource)
             result["error_code"] = code
-            result["error_message"] = str(exc) or None
+            result["error_message"] = str(exc)
         else:
             result["configs"] = [
                 entry.to_describe_configs(
@@ -90,7 +90,8 @@ def _describe(ctx: RequestContext, resource: Any) -> list[ConfigEntry]:
         validate_topic_name(name)
         cache = services.metadata_cache
         if not cache.contains(name):
-            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+            # Kafka's ConfigHelper answers an unknown topic with the code and no message.
+            raise UnknownTopicOrPartitionError("")
         return describe_topic_configs(services.config, cache.topic_configs(name), keys)
     if kind == ResourceType.BROKER:
         if broker_resource_id(name, services.broker_id) is None:

@@ -84,6 +84,7 @@ class _Plan:
     min_bytes: int
     max_wait_ms: int
     require_leader: bool
+    read_committed: bool = False
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
@@ -162,6 +163,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
         require_leader=_fetch_only_leader(version, _replica_id(request)),
+        read_committed=getattr(request, "isolation_level", 0) == 1,
     )
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
@@ -209,6 +211,11 @@ def _read(
                 if plan.version >= 13 and not ctx.services.metadata_cache.contains(cached.topic)
                 else partition
             )
+            if partition != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                # A partition known here that could not be read (not led here, a fenced or
+                # unknown leader epoch): Kafka's readFromLocalLog failure answers null aborted
+                # transactions at READ_UNCOMMITTED, as a successful read does.
+                result.aborted_transactions_null = not plan.read_committed
             errors = True
             continue
         if plan.version < ZSTD_MIN_VERSION and partition.log.config.compression_type == "zstd":
@@ -217,6 +224,7 @@ def _read(
             result.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
             errors = True
             continue
+        result.aborted_transactions_null = not plan.read_committed
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
@@ -226,6 +234,8 @@ def _read(
         try:
             info = partition.read(cached.fetch_offset, max(limit, 0), min_one_message=min_one)
         except Exception as exc:
+            # Kafka's ReplicaManager.readFromLocalLog: a failed read reports no offsets.
+            result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
             result.error_code = error_code_for(exc)
             errors = True
             continue

@@ -54,11 +54,20 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     keys = getattr(request, "coordinator_keys", None)
     if keys is None:  # v0-3: one key
         result = _find(ctx, key_type, getattr(request, "key", ""))
+        if result["error_message"] is None:
+            # Kafka 3.9 answers v0-3 with ``Errors.NONE.message()``; v4+ entries with "".
+            result["error_message"] = "NONE"
         return {"throttle_time": 0, **result}
     return {
         "throttle_time": 0,
-        "coordinators": [{"key": key, **_find(ctx, key_type, key)} for key in keys],
+        "coordinators": [_coordinator(key, _find(ctx, key_type, key)) for key in keys],
     }
+
+
+def _coordinator(key: str, result: dict[str, Any]) -> dict[str, Any]:
+    if result["error_message"] is None:
+        result["error_message"] = ""
+    return {"key": key, **result}
 
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
@@ -77,7 +86,7 @@ def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return {
             "error_code": 0,
-            "error_message": None,
+            "error_message": None,  # v0-3: "NONE" (handle); v4+: ""
             "node_id": node.id,
             "host": node.host,
             "port": node.port,

@@ -14,9 +14,10 @@ APPEND of ``delete``).
 Per resource (Kafka 3.9; KRaft ``ConfigurationControlManager.incrementalAlterConfigs`` and
 the broker's ``ConfigAdminManager.preprocess``):
 
-* A config name twice in one resource: INVALID_REQUEST ("Error due to duplicate config keys
-  : k"); a null value for any operation but DELETE: INVALID_REQUEST ("Null value not
-  supported for : SET:k"); an unknown operation: INVALID_REQUEST. A resource named twice in
+* A config name twice in one resource: INVALID_REQUEST ("Error due to duplicate config
+  keys", Kafka's broker-side text, without the keys); a null value for any operation but
+  DELETE: INVALID_REQUEST ("Null value not supported for : SET:k"); an unknown operation:
+  INVALID_REQUEST. A resource named twice in
   one request: INVALID_REQUEST on each entry.
 * TOPIC (2): unknown topic: UNKNOWN_TOPIC_OR_PARTITION; unknown config name, bad value
   (such as a ``compression.type`` outside Kafka's list): INVALID_CONFIG. The resulting
@@ -84,7 +85,7 @@ def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:
     counts = Counter(c.name for c in resource.configs)
     duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:
-        raise InvalidRequestError(f"Error due to duplicate config keys : {','.join(duplicates)}")
+        raise InvalidRequestError("Error due to duplicate config keys")
     operations = []
     for config in resource.configs:
         try:

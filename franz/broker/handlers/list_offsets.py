@@ -85,8 +85,12 @@ def _lookup(partition: Any, timestamp: int) -> tuple[int, int, int]:
     if timestamp == LATEST_TIMESTAMP:
         return -1, hw, partition.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        # Kafka's UnifiedLog.fetchOffsetByTimestamp: the earliest cached epoch, if it starts
+        # at or before the log start offset.
         start = log.log_start_offset
-        return -1, start, -1
+        entries = log.leader_epoch_cache.entries
+        epoch = entries[0].epoch if entries and entries[0].start_offset <= start else -1
+        return -1, start, epoch
     if timestamp == LATEST_TIERED_TIMESTAMP:
         return -1, -1, -1
     found = log.fetch_offset_by_timestamp(timestamp)

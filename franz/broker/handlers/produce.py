@@ -27,7 +27,7 @@ transaction coordinator yet.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.leader_routing import current_leader, leader_nodes, local_partition
@@ -138,7 +138,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     log.exception("unexpected error appending to %s-%d", name, index)
                 else:
                     log.debug("produce to %s-%d failed: %s", name, index, exc)
-                partition_responses.append(_error(index, code, str(exc) or None))
+                partition_responses.append(_append_error(index, code, replica_manager, tp))
                 continue
             partition_responses.append(
                 {
@@ -209,6 +209,34 @@ def _error(index: int, code: ErrorCode, message: str | None) -> dict[str, Any]:
         "log_start_offset": -1,
         "error_message": message,
     }
+
+
+#: Kafka's ``ReplicaManager.appendToLocalLog`` answers these with no log start offset; any
+#: other failed append reports the partition's.
+_NO_LOG_START_OFFSET: Final = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.CORRUPT_MESSAGE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
+
+
+def _append_error(
+    index: int, code: ErrorCode, replica_manager: ReplicaManager, tp: TopicPartition
+) -> dict[str, Any]:
+    """A failed append as Kafka answers it: no ``error_message`` (Kafka sends one only for
+    record validation errors, below; the reason is in the broker's log), and the log start
+    offset unless ``code`` is one of ``_NO_LOG_START_OFFSET``."""
+    response = _error(index, code, None)
+    if code not in _NO_LOG_START_OFFSET:
+        partition = replica_manager.partitions.get(tp)
+        if partition is not None:
+            response["log_start_offset"] = partition.log_start_offset
+    return response
 
 
 def _record_errors(

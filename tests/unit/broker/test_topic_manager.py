@@ -113,7 +113,7 @@ def test_longer_than_249_characters() -> None:
     ],
 )
 def test_illegal_characters(name: str) -> None:
-    with pytest.raises(InvalidTopicError, match="illegal, it contains a character"):
+    with pytest.raises(InvalidTopicError, match="contains one or more characters other than ASCII"):
         validate_topic_name(name)
 
 

@@ -51,7 +51,7 @@ def test_unknown_compression_type_is_invalid_config_on_create_and_alter(node, va
 def test_bad_values_and_unknown_names_are_invalid_config(node):
     node.topics.create_topic("t", 1, 1)
     for configs, message in [
-        ({"retention.ms": "soon"}, "Not a valid long"),
+        ({"retention.ms": "soon"}, "Not a number of type LONG"),
         ({"segment.bytes": "1"}, "Value must be at least 14"),
         ({"no.such.config": "1"}, "Unknown topic config name: no.such.config"),
     ]:

@@ -1,0 +1,812 @@
+"""The differential scenarios: request sequences run against Apache Kafka and Franz.
+
+Each scenario exercises one API (its ``api``) at every version both brokers serve
+(``common_versions``), usually with error cases beside the happy path. Setup requests
+(creating a topic, waiting for its leader, producing records to fetch) go through
+``Session.call`` and are not compared; what the scenario is about goes through
+``Session.send`` and is compared field by field. Names are fresh per scenario and version
+(``Session.name``), the same on both brokers, so both start from the same state.
+
+Setup runs at the newest version both brokers serve (``top``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.records import RecordBatchBuilder
+from tests.support.differential import Scenario, Session, common_versions
+
+__all__ = ["SCENARIOS", "scenario_cases", "warm_up"]
+
+#: Record timestamps are the producer's (CreateTime): fixed, so both logs hold the same bytes.
+TIMESTAMP: Final = 1_700_000_000_000
+#: ``producer_id`` -1 and friends: a request outside any producer (Kafka's NO_PRODUCER_ID).
+NO_PRODUCER: Final = {"producer_id": -1, "producer_epoch": -1}
+
+RESOURCE_TOPIC: Final = 2
+RESOURCE_BROKER: Final = 4
+
+
+def top(api: ApiKey) -> int:
+    return common_versions(api)[-1]
+
+
+def records(
+    count: int = 3,
+    *,
+    size: int = 8,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+) -> bytes:
+    builder = RecordBatchBuilder(
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence
+    )
+    for i in range(count):
+        builder.append(TIMESTAMP + i, f"k{i}".encode(), f"v{i}".encode().ljust(size, b"."))
+    return bytes(builder.build())
+
+
+def ok(response: Any) -> bool:
+    return all(int(code) == 0 for code in _error_codes(response))
+
+
+def _error_codes(value: Any) -> list[int]:
+    import dataclasses
+
+    codes = []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if f.name == "error_code":
+                codes.append(int(item))
+            else:
+                codes += _error_codes(item)
+    elif isinstance(value, tuple):
+        for item in value:
+            codes += _error_codes(item)
+    return codes
+
+
+def create_topic(
+    s: Session, name: str, partitions: int = 1, configs: dict[str, str] | None = None
+) -> None:
+    """Create ``name`` (not compared) and wait until its partitions have a leader."""
+    created = s.call(
+        ApiKey.CREATE_TOPICS,
+        top(ApiKey.CREATE_TOPICS),
+        {
+            "topics": [
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "replication_factor": 1,
+                    "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+                }
+            ],
+            "timeout": 30_000,
+        },
+    )
+    assert ok(created), created
+    wait_for_leaders(s, name, partitions)
+
+
+def wait_for_leaders(s: Session, name: str, partitions: int) -> Any:
+    def led(response: Any) -> bool:
+        (topic,) = response.topics
+        return (
+            int(topic.error_code) == 0
+            and len(topic.partitions) == partitions
+            and all(p.leader_id >= 0 for p in topic.partitions)
+        )
+
+    return s.wait_until(
+        ApiKey.METADATA,
+        top(ApiKey.METADATA),
+        {"topics": [{"name": name}], "allow_auto_topic_creation": False},
+        led,
+    )
+
+
+def topic_id(s: Session, name: str) -> Any:
+    return wait_for_leaders(s, name, 1).topics[0].topic_id
+
+
+def produce(s: Session, topic: str, data: bytes, partition: int = 0) -> None:
+    response = s.call(ApiKey.PRODUCE, top(ApiKey.PRODUCE), produce_request(topic, data, partition))
+    assert ok(response), response
+
+
+def produce_request(topic: str, data: bytes, partition: int = 0, acks: int = -1) -> dict[str, Any]:
+    return {
+        "transactional_id": None,
+        "acks": acks,
+        "timeout": 10_000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": data}]}],
+    }
+
+
+def warm_up(s: Session) -> None:
+    """Wait until the group and transaction coordinators answer (not compared)."""
+    wait_for_coordinator(s, "warm-up")
+    s.wait_until(
+        ApiKey.INIT_PRODUCER_ID,
+        top(ApiKey.INIT_PRODUCER_ID),
+        {"transactional_id": None, "transaction_timeout": 60_000, **NO_PRODUCER},
+        ok,
+    )
+
+
+# -- scenarios -------------------------------------------------------------------------------
+
+
+def api_versions(s: Session, v: int) -> None:
+    def served(response: Any) -> Any:
+        # Kafka also lists the APIs Franz does not serve (JUSTIFIED_DIFFERENCES): compare the
+        # ranges of those both serve.
+        keys = [k for k in response["api_keys"] if k["api_key"] in SUPPORTED_APIS]
+        return {**response, "api_keys": keys}
+
+    s.send(
+        ApiKey.API_VERSIONS,
+        {"client_software_name": "franz-differential", "client_software_version": "1.0"},
+        select=served,
+    )
+
+
+def metadata(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    request: dict[str, Any] = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+    s.send(ApiKey.METADATA, request, label="existing topic")
+    if v >= 4:  # v0-3 always auto-create
+        unknown = {"topics": [{"name": s.name("unknown")}], "allow_auto_topic_creation": False}
+        s.send(ApiKey.METADATA, unknown, label="unknown topic")
+    if v >= 1:  # an empty list: no topics (v0's empty list means all topics)
+        s.send(ApiKey.METADATA, {"topics": [], "allow_auto_topic_creation": False}, label="none")
+
+
+def produce_scenario(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, configs={"max.message.bytes": "300"})
+    s.send(ApiKey.PRODUCE, produce_request(topic, records()), label="append")
+    s.send(ApiKey.PRODUCE, produce_request(topic, records(1), partition=0), label="append again")
+    s.send(ApiKey.PRODUCE, produce_request(topic, records(), partition=7), label="no partition")
+    s.send(ApiKey.PRODUCE, produce_request(s.name("unknown"), records()), label="unknown topic")
+    s.send(ApiKey.PRODUCE, produce_request(topic, records(5, size=200)), label="too large")
+    corrupt = bytearray(records())
+    corrupt[-1] ^= 0xFF  # the last record byte: covered by the CRC
+    s.send(ApiKey.PRODUCE, produce_request(topic, bytes(corrupt)), label="bad crc")
+    s.send(ApiKey.PRODUCE, produce_request(topic, records(), acks=2), label="invalid acks")
+
+
+def produce_idempotent(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+    init = s.call(
+        ApiKey.INIT_PRODUCER_ID,
+        top(ApiKey.INIT_PRODUCER_ID),
+        {"transactional_id": None, "transaction_timeout": 60_000, **NO_PRODUCER},
+    )
+    assert ok(init), init
+    pid, epoch = init.producer_id, init.producer_epoch
+
+    def batch(sequence: int, epoch: int = epoch) -> bytes:
+        return records(2, producer_id=pid, producer_epoch=epoch, base_sequence=sequence)
+
+    s.send(ApiKey.PRODUCE, produce_request(topic, batch(0)), label="sequence 0")
+    s.send(ApiKey.PRODUCE, produce_request(topic, batch(0)), label="duplicate")
+    s.send(ApiKey.PRODUCE, produce_request(topic, batch(5)), label="out of order sequence")
+    s.send(ApiKey.PRODUCE, produce_request(topic, batch(2, epoch + 3)), label="future epoch")
+    s.send(ApiKey.PRODUCE, produce_request(topic, batch(0, epoch)), label="stale epoch")
+
+
+def fetch_request(
+    s: Session,
+    v: int,
+    topic: str,
+    offset: int,
+    tid: Any = None,
+    partition: int = 0,
+    epoch: int = -1,
+) -> dict[str, Any]:
+    return {
+        "replica_id": -1,
+        "max_wait": 0,
+        "min_bytes": 0,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": topic,
+                "topic_id": tid,
+                "partitions": [
+                    {
+                        "partition": partition,
+                        "current_leader_epoch": epoch,
+                        "fetch_offset": offset,
+                        "last_fetched_epoch": -1,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": 1 << 20,
+                    }
+                ],
+            }
+        ],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+
+
+def fetch(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+    produce(s, topic, records())
+    produce(s, topic, records(2))
+    tid = topic_id(s, topic)
+    s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid), label="from 0")
+    s.send(ApiKey.FETCH, fetch_request(s, v, topic, 3, tid), label="from 3")
+    s.send(ApiKey.FETCH, fetch_request(s, v, topic, 5, tid), label="at the end")
+    s.send(ApiKey.FETCH, fetch_request(s, v, topic, 99, tid), label="out of range")
+    s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, partition=3), label="no partition")
+    if v >= 9:  # KIP-320: the leader's epoch is 0 on both; 1 is one it does not know yet
+        s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, epoch=1), label="future epoch")
+    if v < 13:  # by name; v13+ name topics by id, and an unknown id is a different case
+        s.send(ApiKey.FETCH, fetch_request(s, v, s.name("unknown"), 0), label="unknown topic")
+
+
+def list_offsets(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+    produce(s, topic, records(3))
+    produce(s, topic, records(2))
+    for label, timestamp in (
+        ("latest", -1),
+        ("earliest", -2),
+        ("max timestamp", -3),
+        ("by timestamp", TIMESTAMP + 1),
+        ("after every timestamp", TIMESTAMP + 100),
+    ):
+        if timestamp == -3 and v < 7:
+            continue
+        s.send(ApiKey.LIST_OFFSETS, list_offsets_request(topic, timestamp), label=label)
+    s.send(ApiKey.LIST_OFFSETS, list_offsets_request(s.name("unknown"), -1), label="unknown topic")
+    s.send(ApiKey.LIST_OFFSETS, list_offsets_request(topic, -1, partition=4), label="no partition")
+    if v >= 4:  # KIP-320
+        future = list_offsets_request(topic, -1, epoch=3)
+        s.send(ApiKey.LIST_OFFSETS, future, label="future leader epoch")
+
+
+def list_offsets_request(
+    topic: str, timestamp: int, partition: int = 0, epoch: int = -1
+) -> dict[str, Any]:
+    return {
+        "replica_id": -1,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {
+                        "partition_index": partition,
+                        "current_leader_epoch": epoch,
+                        "timestamp": timestamp,
+                        "max_num_offsets": 1,
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def create_topics(s: Session, v: int) -> None:
+    def request(name: str, partitions: int = 2, **more: Any) -> dict[str, Any]:
+        return {
+            "topics": [
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "replication_factor": 1,
+                    "configs": more.pop("configs", []),
+                }
+            ],
+            "timeout": 30_000,
+            **more,
+        }
+
+    configs = [{"name": "cleanup.policy", "value": "compact"}]
+    s.send(ApiKey.CREATE_TOPICS, request(s.name(), configs=configs), label="create")
+    s.send(ApiKey.CREATE_TOPICS, request(s.name()), label="already exists")
+    s.send(ApiKey.CREATE_TOPICS, request(s.name("zero"), 0), label="zero partitions")
+    bad = [{"name": "cleanup.policy", "value": "sometimes"}]
+    s.send(ApiKey.CREATE_TOPICS, request(s.name("bad"), configs=bad), label="invalid config")
+    unknown = [{"name": "no.such.config", "value": "1"}]
+    s.send(ApiKey.CREATE_TOPICS, request(s.name("unk"), configs=unknown), label="unknown config")
+    s.send(ApiKey.CREATE_TOPICS, request("bad/name"), label="invalid name")
+    if v >= 1:
+        only = request(s.name("validate"), validate_only=True)
+        s.send(ApiKey.CREATE_TOPICS, only, label="validate only")
+
+
+def delete_topics(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+    names = [topic, s.name("unknown")]
+    s.send(
+        ApiKey.DELETE_TOPICS,
+        {"topic_names": names, "topics": [{"name": n} for n in names], "timeout": 30_000},
+    )
+
+
+def create_partitions(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+
+    def request(count: int, name: str = topic, validate_only: bool = False) -> dict[str, Any]:
+        return {
+            "topics": [{"name": name, "count": count, "assignments": None}],
+            "timeout": 30_000,
+            "validate_only": validate_only,
+        }
+
+    s.send(ApiKey.CREATE_PARTITIONS, request(3, validate_only=True), label="validate only")
+    s.send(ApiKey.CREATE_PARTITIONS, request(3), label="grow")
+    s.send(ApiKey.CREATE_PARTITIONS, request(2), label="shrink")
+    s.send(ApiKey.CREATE_PARTITIONS, request(3), label="same count")
+    s.send(ApiKey.CREATE_PARTITIONS, request(2, s.name("unknown")), label="unknown topic")
+
+
+def describe_configs_request(
+    name: str, keys: list[str] | None, resource_type: int = RESOURCE_TOPIC
+) -> dict[str, Any]:
+    return {
+        "resources": [
+            {"resource_type": resource_type, "resource_name": name, "configuration_keys": keys}
+        ],
+        "include_synonyms": True,
+        "include_documentation": False,
+    }
+
+
+def describe_configs(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, configs={"retention.ms": "1234567", "cleanup.policy": "compact"})
+    keys = ["retention.ms", "cleanup.policy", "segment.bytes", "min.insync.replicas"]
+    s.send(ApiKey.DESCRIBE_CONFIGS, describe_configs_request(topic, keys), label="some keys")
+    s.send(ApiKey.DESCRIBE_CONFIGS, describe_configs_request(topic, None), label="all keys")
+    unknown = describe_configs_request(s.name("unknown"), None)
+    s.send(ApiKey.DESCRIBE_CONFIGS, unknown, label="unknown topic")
+    broker_keys = ["log.retention.hours", "num.partitions", "auto.create.topics.enable"]
+    broker = describe_configs_request("0", broker_keys, RESOURCE_BROKER)
+    s.send(ApiKey.DESCRIBE_CONFIGS, broker, label="broker keys")
+
+
+def _describe_after(s: Session, topic: str) -> None:
+    keys = ["retention.ms", "cleanup.policy", "max.message.bytes"]
+    s.send(
+        ApiKey.DESCRIBE_CONFIGS,
+        describe_configs_request(topic, keys),
+        version=top(ApiKey.DESCRIBE_CONFIGS),
+        label="described after",
+    )
+
+
+def alter_configs(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, configs={"cleanup.policy": "compact"})
+
+    def request(configs: dict[str, str], name: str = topic, validate: bool = False) -> Any:
+        return {
+            "resources": [
+                {
+                    "resource_type": RESOURCE_TOPIC,
+                    "resource_name": name,
+                    "configs": [{"name": k, "value": v} for k, v in configs.items()],
+                }
+            ],
+            "validate_only": validate,
+        }
+
+    s.send(ApiKey.ALTER_CONFIGS, request({"retention.ms": "5000"}, validate=True), label="validate")
+    s.send(ApiKey.ALTER_CONFIGS, request({"retention.ms": "5000"}), label="set (replaces all)")
+    _describe_after(s, topic)
+    s.send(ApiKey.ALTER_CONFIGS, request({"retention.ms": "soon"}), label="invalid value")
+    s.send(ApiKey.ALTER_CONFIGS, request({"no.such.config": "1"}), label="unknown key")
+    s.send(ApiKey.ALTER_CONFIGS, request({"retention.ms": "1"}, s.name("unknown")), label="unknown")
+
+
+def incremental_alter_configs(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, configs={"cleanup.policy": "compact"})
+    set_, delete, append = 0, 1, 2
+
+    def request(ops: list[tuple[str, int, str | None]], name: str = topic) -> Any:
+        return {
+            "resources": [
+                {
+                    "resource_type": RESOURCE_TOPIC,
+                    "resource_name": name,
+                    "configs": [
+                        {"name": k, "config_operation": op, "value": value} for k, op, value in ops
+                    ],
+                }
+            ],
+            "validate_only": False,
+        }
+
+    s.send(ApiKey.INCREMENTAL_ALTER_CONFIGS, request([("retention.ms", set_, "7000")]), label="set")
+    s.send(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        request([("cleanup.policy", append, "delete"), ("retention.ms", delete, None)]),
+        label="append and delete",
+    )
+    _describe_after(s, topic)
+    s.send(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        request([("max.message.bytes", set_, "-5x")]),
+        label="invalid value",
+    )
+    s.send(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        request([("retention.ms", set_, "1"), ("retention.ms", delete, None)]),
+        label="duplicate key",
+    )
+    s.send(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        request([("retention.ms", set_, "1")], s.name("unknown")),
+        label="unknown topic",
+    )
+
+
+def delete_records(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    produce(s, topic, records(5))
+
+    def request(offset: int, partition: int = 0, name: str = topic) -> Any:
+        return {
+            "topics": [
+                {"name": name, "partitions": [{"partition_index": partition, "offset": offset}]}
+            ],
+            "timeout": 30_000,
+        }
+
+    s.send(ApiKey.DELETE_RECORDS, request(2), label="before 2")
+    s.send(ApiKey.DELETE_RECORDS, request(1), label="before 1 (already gone)")
+    s.send(ApiKey.DELETE_RECORDS, request(-1), label="up to the high watermark")
+    s.send(ApiKey.DELETE_RECORDS, request(9), label="past the high watermark")
+    s.send(ApiKey.DELETE_RECORDS, request(0, partition=1), label="empty partition")
+    s.send(ApiKey.DELETE_RECORDS, request(0, partition=5), label="no partition")
+    s.send(ApiKey.DELETE_RECORDS, request(0, name=s.name("unknown")), label="unknown topic")
+
+
+def init_producer_id(s: Session, v: int) -> None:
+    request = {"transactional_id": None, "transaction_timeout": 60_000, **NO_PRODUCER}
+    first = s.send(ApiKey.INIT_PRODUCER_ID, request, label="new producer")
+    if v >= 3:  # KIP-360: bump the epoch of a known producer id
+        again = {**request, "producer_id": first.producer_id, "producer_epoch": 0}
+        s.send(ApiKey.INIT_PRODUCER_ID, again, label="bump epoch")
+
+
+def describe_cluster(s: Session, v: int) -> None:
+    s.send(
+        ApiKey.DESCRIBE_CLUSTER,
+        {"include_cluster_authorized_operations": False, "endpoint_type": 1},
+    )
+
+
+def describe_log_dirs(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    request = {"topics": [{"topic": topic, "partitions": [0, 1, 9]}]}
+    s.send(ApiKey.DESCRIBE_LOG_DIRS, request, label="topic")
+    unknown = {"topics": [{"topic": s.name("unknown"), "partitions": [0]}]}
+    s.send(ApiKey.DESCRIBE_LOG_DIRS, unknown, label="unknown topic")
+
+
+def elect_leaders(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+    request = {
+        "election_type": 0,
+        "topic_partitions": [{"topic": topic, "partitions": [0, 4]}],
+        "timeout": 30_000,
+    }
+    s.send(ApiKey.ELECT_LEADERS, request, label="preferred")
+    unknown = {**request, "topic_partitions": [{"topic": s.name("unknown"), "partitions": [0]}]}
+    s.send(ApiKey.ELECT_LEADERS, unknown, label="unknown topic")
+
+
+def find_coordinator(s: Session, v: int) -> None:
+    group = s.name()
+    s.send(ApiKey.FIND_COORDINATOR, {"key": group, "key_type": 0, "coordinator_keys": [group]})
+    if v >= 1:
+        bad = {"key": group, "key_type": 7, "coordinator_keys": [group]}
+        s.send(ApiKey.FIND_COORDINATOR, bad, label="invalid key type")
+
+
+# -- groups ----------------------------------------------------------------------------------
+
+SUBSCRIPTION: Final = b"\x00\x01\x00\x00\x00\x01\x00\x05topic\xff\xff\xff\xff"
+ASSIGNMENT: Final = (
+    b"\x00\x01\x00\x00\x00\x01\x00\x05topic\x00\x00\x00\x01\x00\x00\x00\x00\xff\xff\xff\xff"
+)
+
+
+def wait_for_coordinator(s: Session, group: str) -> None:
+    s.wait_until(
+        ApiKey.FIND_COORDINATOR,
+        top(ApiKey.FIND_COORDINATOR),
+        {"key_type": 0, "coordinator_keys": [group]},
+        lambda r: all(int(c.error_code) == 0 for c in r.coordinators),
+    )
+
+
+def join(group: str, member_id: str = "") -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "session_timeout": 30_000,
+        "rebalance_timeout": 30_000,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": SUBSCRIPTION}],
+        "reason": None,
+    }
+
+
+def joined_member(s: Session, group: str, *, record: bool, version: int | None = None) -> Any:
+    """Join ``group`` as its only member (two rounds from JoinGroup v4: MEMBER_ID_REQUIRED)."""
+    v = top(ApiKey.JOIN_GROUP) if version is None else version
+
+    def call(request: Any, label: str) -> Any:
+        if record:
+            return s.send(ApiKey.JOIN_GROUP, request, version=v, label=label)
+        return s.call(ApiKey.JOIN_GROUP, v, request)
+
+    wait_for_coordinator(s, group)
+    response = call(join(group), "join")
+    if int(response.error_code) == 79:  # MEMBER_ID_REQUIRED
+        response = call(join(group, response.member_id), "join with member id")
+    return response
+
+
+def sync(s: Session, group: str, generation: int, member: str) -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "generation_id": generation,
+        "member_id": member,
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
+        "assignments": [{"member_id": member, "assignment": ASSIGNMENT}],
+    }
+
+
+def stable_member(s: Session, group: str) -> tuple[int, str]:
+    joined = joined_member(s, group, record=False)
+    assert int(joined.error_code) == 0, joined
+    synced = s.call(
+        ApiKey.SYNC_GROUP,
+        top(ApiKey.SYNC_GROUP),
+        sync(s, group, joined.generation_id, joined.member_id),
+    )
+    assert int(synced.error_code) == 0, synced
+    return joined.generation_id, joined.member_id
+
+
+def join_group(s: Session, v: int) -> None:
+    group = s.name()
+    joined = joined_member(s, group, record=True, version=v)
+    rejoin = join(group, joined.member_id)
+    s.send(ApiKey.JOIN_GROUP, rejoin, label="rejoin, same metadata")
+    s.send(ApiKey.JOIN_GROUP, join(group, "unknown-member"), label="unknown member")
+    other = {**join(s.name("other")), "protocol_type": ""}
+    wait_for_coordinator(s, s.name("other"))
+    s.send(ApiKey.JOIN_GROUP, other, label="empty protocol type")
+
+
+def sync_group(s: Session, v: int) -> None:
+    group = s.name()
+    joined = joined_member(s, group, record=False)
+    member, generation = joined.member_id, joined.generation_id
+    s.send(ApiKey.SYNC_GROUP, sync(s, group, generation + 1, member), label="illegal generation")
+    s.send(ApiKey.SYNC_GROUP, sync(s, group, generation, "nobody"), label="unknown member")
+    s.send(ApiKey.SYNC_GROUP, sync(s, group, generation, member), label="sync")
+    s.send(ApiKey.SYNC_GROUP, sync(s, s.name("unknown"), 1, member), label="unknown group")
+
+
+def heartbeat(s: Session, v: int) -> None:
+    group = s.name()
+    generation, member = stable_member(s, group)
+
+    def request(generation: int, member: str, name: str = group) -> Any:
+        return {"group_id": name, "generation_id": generation, "member_id": member}
+
+    s.send(ApiKey.HEARTBEAT, request(generation, member), label="heartbeat")
+    s.send(ApiKey.HEARTBEAT, request(generation + 5, member), label="illegal generation")
+    s.send(ApiKey.HEARTBEAT, request(generation, "nobody"), label="unknown member")
+    s.send(ApiKey.HEARTBEAT, request(1, "nobody", s.name("unknown")), label="unknown group")
+
+
+def leave_group(s: Session, v: int) -> None:
+    group = s.name()
+    _, member = stable_member(s, group)
+
+    def request(member: str, name: str = group) -> Any:
+        return {"group_id": name, "member_id": member, "members": [{"member_id": member}]}
+
+    s.send(ApiKey.LEAVE_GROUP, request("nobody"), label="unknown member")
+    s.send(ApiKey.LEAVE_GROUP, request(member), label="leave")
+    s.send(ApiKey.LEAVE_GROUP, request(member, s.name("unknown")), label="unknown group")
+
+
+def commit_request(
+    group: str, generation: int, member: str, topic: str, offset: int
+) -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "generation_id_or_member_epoch": generation,
+        "member_id": member,
+        "group_instance_id": None,
+        "retention_time": -1,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "committed_offset": offset,
+                        "committed_leader_epoch": -1,
+                        "committed_metadata": "meta",
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def offset_commit(s: Session, v: int) -> None:
+    topic, group = s.name(), s.name()
+    create_topic(s, topic)
+    generation, member = stable_member(s, group)
+    s.send(
+        ApiKey.OFFSET_COMMIT, commit_request(group, generation, member, topic, 3), label="commit"
+    )
+    s.send(
+        ApiKey.OFFSET_COMMIT,
+        commit_request(group, generation + 2, member, topic, 3),
+        label="illegal generation",
+    )
+    s.send(
+        ApiKey.OFFSET_COMMIT,
+        commit_request(group, generation, "nobody", topic, 3),
+        label="unknown member",
+    )
+    simple = s.name("simple")
+    wait_for_coordinator(s, simple)
+    s.send(ApiKey.OFFSET_COMMIT, commit_request(simple, -1, "", topic, 4), label="simple group")
+    s.send(
+        ApiKey.OFFSET_COMMIT,
+        commit_request(simple, -1, "", s.name("unknown"), 4),
+        label="unknown topic",
+    )
+
+
+def fetch_offsets_request(group: str, topic: str | None) -> dict[str, Any]:
+    topics = None if topic is None else [{"name": topic, "partition_indexes": [0, 1]}]
+    return {
+        "group_id": group,
+        "topics": topics,
+        "groups": [{"group_id": group, "topics": topics}],
+        "require_stable": False,
+    }
+
+
+def offset_fetch(s: Session, v: int) -> None:
+    topic, group = s.name(), s.name()
+    create_topic(s, topic)
+    wait_for_coordinator(s, group)
+    top_commit = top(ApiKey.OFFSET_COMMIT)
+    committed = s.call(ApiKey.OFFSET_COMMIT, top_commit, commit_request(group, -1, "", topic, 2))
+    assert ok(committed), committed
+    s.send(ApiKey.OFFSET_FETCH, fetch_offsets_request(group, topic), label="partitions")
+    if v >= 2:
+        s.send(ApiKey.OFFSET_FETCH, fetch_offsets_request(group, None), label="all")
+    unknown = s.name("unknown")
+    wait_for_coordinator(s, unknown)
+    s.send(ApiKey.OFFSET_FETCH, fetch_offsets_request(unknown, topic), label="unknown group")
+
+
+def describe_groups(s: Session, v: int) -> None:
+    group = s.name()
+    stable_member(s, group)
+    request = {"groups": [group, s.name("unknown")], "include_authorized_operations": False}
+    s.send(ApiKey.DESCRIBE_GROUPS, request)
+
+
+def list_groups(s: Session, v: int) -> None:
+    group = s.name()
+    stable_member(s, group)
+
+    def mine(response: Any) -> Any:
+        # The session's Kafka holds other tests' groups: keep this scenario's.
+        return {**response, "groups": [g for g in response["groups"] if g["group_id"] == group]}
+
+    s.send(ApiKey.LIST_GROUPS, {"states_filter": [], "types_filter": []}, select=mine)
+    if v >= 4:
+        stable = {"states_filter": ["Stable"], "types_filter": []}
+        s.send(ApiKey.LIST_GROUPS, stable, label="stable", select=mine)
+        empty = {"states_filter": ["Empty"], "types_filter": []}
+        s.send(ApiKey.LIST_GROUPS, empty, label="empty", select=mine)
+
+
+def delete_groups(s: Session, v: int) -> None:
+    live, empty = s.name("live"), s.name("empty")
+    create_topic(s, s.name())
+    stable_member(s, live)
+    wait_for_coordinator(s, empty)
+    commit = commit_request(empty, -1, "", s.name(), 1)
+    assert ok(s.call(ApiKey.OFFSET_COMMIT, top(ApiKey.OFFSET_COMMIT), commit))
+    groups = [live, empty, s.name("unknown")]
+    s.send(ApiKey.DELETE_GROUPS, {"groups_names": groups})
+
+
+def offset_delete(s: Session, v: int) -> None:
+    topic, group = s.name(), s.name()
+    create_topic(s, topic)
+    wait_for_coordinator(s, group)
+    commit = commit_request(group, -1, "", topic, 1)
+    assert ok(s.call(ApiKey.OFFSET_COMMIT, top(ApiKey.OFFSET_COMMIT), commit))
+
+    def request(name: str) -> Any:
+        return {
+            "group_id": name,
+            "topics": [{"name": topic, "partitions": [{"partition_index": 0}]}],
+        }
+
+    s.send(ApiKey.OFFSET_DELETE, request(group), label="delete")
+    s.send(ApiKey.OFFSET_DELETE, request(s.name("unknown")), label="unknown group")
+
+
+SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
+    Scenario(name, api, run, common_versions(api))
+    for name, api, run in (
+        ("api-versions", ApiKey.API_VERSIONS, api_versions),
+        ("metadata", ApiKey.METADATA, metadata),
+        ("produce", ApiKey.PRODUCE, produce_scenario),
+        ("produce-idempotent", ApiKey.PRODUCE, produce_idempotent),
+        ("fetch", ApiKey.FETCH, fetch),
+        ("list-offsets", ApiKey.LIST_OFFSETS, list_offsets),
+        ("create-topics", ApiKey.CREATE_TOPICS, create_topics),
+        ("delete-topics", ApiKey.DELETE_TOPICS, delete_topics),
+        ("create-partitions", ApiKey.CREATE_PARTITIONS, create_partitions),
+        ("describe-configs", ApiKey.DESCRIBE_CONFIGS, describe_configs),
+        ("alter-configs", ApiKey.ALTER_CONFIGS, alter_configs),
+        ("incremental-alter-configs", ApiKey.INCREMENTAL_ALTER_CONFIGS, incremental_alter_configs),
+        ("delete-records", ApiKey.DELETE_RECORDS, delete_records),
+        ("init-producer-id", ApiKey.INIT_PRODUCER_ID, init_producer_id),
+        ("describe-cluster", ApiKey.DESCRIBE_CLUSTER, describe_cluster),
+        ("describe-log-dirs", ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs),
+        ("elect-leaders", ApiKey.ELECT_LEADERS, elect_leaders),
+        ("find-coordinator", ApiKey.FIND_COORDINATOR, find_coordinator),
+        ("join-group", ApiKey.JOIN_GROUP, join_group),
+        ("sync-group", ApiKey.SYNC_GROUP, sync_group),
+        ("heartbeat", ApiKey.HEARTBEAT, heartbeat),
+        ("leave-group", ApiKey.LEAVE_GROUP, leave_group),
+        ("offset-commit", ApiKey.OFFSET_COMMIT, offset_commit),
+        ("offset-fetch", ApiKey.OFFSET_FETCH, offset_fetch),
+        ("describe-groups", ApiKey.DESCRIBE_GROUPS, describe_groups),
+        ("list-groups", ApiKey.LIST_GROUPS, list_groups),
+        ("delete-groups", ApiKey.DELETE_GROUPS, delete_groups),
+        ("offset-delete", ApiKey.OFFSET_DELETE, offset_delete),
+    )
+)
+
+
+def scenario_cases() -> list[tuple[Scenario, int]]:
+    """Every (scenario, version) to run."""
+    return [(sc, v) for sc in SCENARIOS for v in sc.versions]
