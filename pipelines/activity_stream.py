@@ -240,6 +240,24 @@ def _progress_line(progress: Any) -> str:
     return ", ".join(parts)
 
 
+#: How long a query may take to initialize its source before the next query starts anyway.
+_INITIALIZE_TIMEOUT_S: Final = 120.0
+#: ``StreamExecution``'s status messages until its sources exist (then the first batch).
+_INITIALIZING: Final = ("Initializing StreamExecution", "Initializing sources")
+
+
+def _await_initialized(query: StreamingQuery) -> None:
+    """Wait (bounded) until ``query`` has initialized its source, so the queries start one
+    after another: a Python data source's source starts a Python worker, which must connect
+    back to the JVM within Spark's fixed 10 s, and three of them starting at once on a loaded
+    2-core machine do not ("Python worker failed to connect back")."""
+    deadline = time.monotonic() + _INITIALIZE_TIMEOUT_S
+    while (
+        query.isActive and query.status["message"] in _INITIALIZING and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+
+
 def _start_queries(
     spark: SparkSession,
     bootstrap: str,
@@ -281,6 +299,7 @@ def _start_queries(
                 .trigger(**trigger)
             )
             queries.append(writer.start())
+            _await_initialized(queries[-1])
     except BaseException:
         for query in queries:
             query.stop()
