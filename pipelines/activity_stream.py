@@ -249,8 +249,9 @@ _INITIALIZING: Final = ("Initializing StreamExecution", "Initializing sources")
 def _await_initialized(query: StreamingQuery) -> None:
     """Wait (bounded) until ``query`` has initialized its source, so the queries start one
     after another: a Python data source's source starts a Python worker, which must connect
-    back to the JVM within Spark's fixed 10 s, and three of them starting at once on a loaded
-    2-core machine do not ("Python worker failed to connect back")."""
+    back to the JVM within Spark's fixed 10 s (``PythonWorkerFactory.createSimpleWorker``),
+    and three of them starting at once on a loaded 2-core machine do not ("Python worker
+    failed to connect back")."""
     deadline = time.monotonic() + _INITIALIZE_TIMEOUT_S
     while (
         query.isActive and query.status["message"] in _INITIALIZING and time.monotonic() < deadline
@@ -268,7 +269,15 @@ def _start_queries(
     trigger: dict[str, Any],
     max_offsets_per_trigger: int | None,
     connector: str,
+    one_by_one: bool,
+    timeout: float | None,
 ) -> list[StreamingQuery]:
+    """Start the three queries. ``one_by_one`` (availableNow): each runs to its end before
+    the next starts (they are independent: the same offsets, their own checkpoints and
+    sinks), so at most one query's Python workers start at a time; else each starts once the
+    previous one has initialized its source. Raises ``TimeoutError`` if a query does not end
+    within ``timeout`` (from now) under ``one_by_one``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     reader = spark.readStream.format(connector)
     for key, value in source_options(bootstrap, topic, max_offsets_per_trigger).items():
         reader = reader.option(key, value)
@@ -298,8 +307,14 @@ def _start_queries(
                 .option("checkpointLocation", str(checkpoint / name))
                 .trigger(**trigger)
             )
-            queries.append(writer.start())
-            _await_initialized(queries[-1])
+            query = writer.start()
+            queries.append(query)
+            if not one_by_one:
+                _await_initialized(query)
+            elif deadline is None:
+                query.awaitTermination()
+            elif not query.awaitTermination(max(1, round(deadline - time.monotonic()))):
+                raise TimeoutError(f"query {name} did not end within {timeout} s")
     except BaseException:
         for query in queries:
             query.stop()
@@ -321,10 +336,11 @@ def run_activity_stream(
     connector: str = "franz",
 ) -> StreamRun:
     """Run the job's three queries until they end: with ``availableNow`` (``trigger_ms`` None)
-    once everything in the topic now has been processed; with a processing-time trigger until
-    ``timeout`` (None: until interrupted). ``connector``: ``franz`` or ``kafka`` (Spark's,
-    whose jars the session must have been built with). A query that fails stops the others
-    and raises; not ending within ``timeout`` under availableNow raises ``TimeoutError``."""
+    once everything in the topic now has been processed (one query after another); with a
+    processing-time trigger until ``timeout`` (None: until interrupted). ``connector``:
+    ``franz`` or ``kafka`` (Spark's, whose jars the session must have been built with). A
+    query that fails stops the others and raises; not ending within ``timeout`` under
+    availableNow raises ``TimeoutError``."""
     from pyspark.sql.streaming.listener import StreamingQueryListener
 
     reported: set[tuple[str, int]] = set()
@@ -365,6 +381,8 @@ def run_activity_stream(
             trigger=trigger,
             max_offsets_per_trigger=max_offsets_per_trigger,
             connector=connector,
+            one_by_one=trigger_ms is None,
+            timeout=timeout,
         )
         deadline = None if timeout is None else started + timeout
         for query in queries:
