@@ -4,11 +4,12 @@ Usage::
 
     python -m pipelines.activity_stream --bootstrap-server HOST:PORT --checkpoint DIR
         --output DIR [--topic user-activity] [--trigger availableNow|<processing-time ms>]
-        [--max-offsets-per-trigger N] [--timeout S]
+        [--max-offsets-per-trigger N] [--timeout S] [--format franz|kafka]
 
-It reads ``user-activity`` with ``readStream.format("franz")`` (Spark's Kafka source options)
-and runs three queries on the same parsed stream, each with its own checkpoint
-(``<checkpoint>/<query name>``):
+It reads ``user-activity`` with ``readStream.format("franz")`` (Spark's Kafka source options;
+``--format kafka``: Spark's own Kafka connector, same options, see ``pipelines.common``) and
+writes both topics with the same connector. It runs three queries on the same parsed stream,
+each with its own checkpoint (``<checkpoint>/<query name>``):
 
 ``page-stats-parquet``
     valid events -> ``withWatermark("event_time", "120 seconds")`` ->
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pipelines.common import DLQ_TOPIC, EVENTS_TOPIC, STATS_TOPIC, watermark_delay
+from pipelines.common import CONNECTORS, DLQ_TOPIC, EVENTS_TOPIC, STATS_TOPIC, watermark_delay
 from pipelines.events import EVENT_TYPES, REQUIRED_FIELDS
 
 if TYPE_CHECKING:
@@ -239,6 +240,25 @@ def _progress_line(progress: Any) -> str:
     return ", ".join(parts)
 
 
+#: How long a query may take to initialize its source before the next query starts anyway.
+_INITIALIZE_TIMEOUT_S: Final = 120.0
+#: ``StreamExecution``'s status messages until its sources exist (then the first batch).
+_INITIALIZING: Final = ("Initializing StreamExecution", "Initializing sources")
+
+
+def _await_initialized(query: StreamingQuery) -> None:
+    """Wait (bounded) until ``query`` has initialized its source, so the queries start one
+    after another: a Python data source's source starts a Python worker, which must connect
+    back to the JVM within Spark's fixed 10 s (``PythonWorkerFactory.createSimpleWorker``),
+    and three of them starting at once on a loaded 2-core machine do not ("Python worker
+    failed to connect back")."""
+    deadline = time.monotonic() + _INITIALIZE_TIMEOUT_S
+    while (
+        query.isActive and query.status["message"] in _INITIALIZING and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+
+
 def _start_queries(
     spark: SparkSession,
     bootstrap: str,
@@ -248,8 +268,17 @@ def _start_queries(
     topic: str,
     trigger: dict[str, Any],
     max_offsets_per_trigger: int | None,
+    connector: str,
+    one_by_one: bool,
+    timeout: float | None,
 ) -> list[StreamingQuery]:
-    reader = spark.readStream.format("franz")
+    """Start the three queries. ``one_by_one`` (availableNow): each runs to its end before
+    the next starts (they are independent: the same offsets, their own checkpoints and
+    sinks), so at most one query's Python workers start at a time; else each starts once the
+    previous one has initialized its source. Raises ``TimeoutError`` if a query does not end
+    within ``timeout`` (from now) under ``one_by_one``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    reader = spark.readStream.format(connector)
     for key, value in source_options(bootstrap, topic, max_offsets_per_trigger).items():
         reader = reader.option(key, value)
     parsed = parse_activity(reader.load())
@@ -259,12 +288,12 @@ def _start_queries(
         .option("path", str(output / "page_stats"))
         .outputMode("append"),
         "page-stats-topic": stats_records(stats)
-        .writeStream.format("franz")
+        .writeStream.format(connector)
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", STATS_TOPIC)
         .outputMode("append"),
         "dead-letters": dead_letters(parsed)
-        .writeStream.format("franz")
+        .writeStream.format(connector)
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", DLQ_TOPIC)
         .outputMode("append"),
@@ -278,7 +307,14 @@ def _start_queries(
                 .option("checkpointLocation", str(checkpoint / name))
                 .trigger(**trigger)
             )
-            queries.append(writer.start())
+            query = writer.start()
+            queries.append(query)
+            if not one_by_one:
+                _await_initialized(query)
+            elif deadline is None:
+                query.awaitTermination()
+            elif not query.awaitTermination(max(1, round(deadline - time.monotonic()))):
+                raise TimeoutError(f"query {name} did not end within {timeout} s")
     except BaseException:
         for query in queries:
             query.stop()
@@ -297,11 +333,14 @@ def run_activity_stream(
     max_offsets_per_trigger: int | None = None,
     timeout: float | None = 600.0,
     report: Callable[[str], object] | None = print,
+    connector: str = "franz",
 ) -> StreamRun:
     """Run the job's three queries until they end: with ``availableNow`` (``trigger_ms`` None)
-    once everything in the topic now has been processed; with a processing-time trigger until
-    ``timeout`` (None: until interrupted). A query that fails stops the others and raises;
-    not ending within ``timeout`` under availableNow raises ``TimeoutError``."""
+    once everything in the topic now has been processed (one query after another); with a
+    processing-time trigger until ``timeout`` (None: until interrupted). ``connector``:
+    ``franz`` or ``kafka`` (Spark's, whose jars the session must have been built with). A
+    query that fails stops the others and raises; not ending within ``timeout`` under
+    availableNow raises ``TimeoutError``."""
     from pyspark.sql.streaming.listener import StreamingQueryListener
 
     reported: set[tuple[str, int]] = set()
@@ -341,6 +380,9 @@ def run_activity_stream(
             topic=topic,
             trigger=trigger,
             max_offsets_per_trigger=max_offsets_per_trigger,
+            connector=connector,
+            one_by_one=trigger_ms is None,
+            timeout=timeout,
         )
         deadline = None if timeout is None else started + timeout
         for query in queries:
@@ -396,6 +438,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--max-offsets-per-trigger", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=None, help="seconds")
+    parser.add_argument(
+        "--format",
+        choices=CONNECTORS,
+        default="franz",
+        help="the connector: franz (Franz's data source) or kafka (Spark's own)",
+    )
     return parser
 
 
@@ -410,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--trigger: availableNow or an interval in milliseconds")
     from pipelines.common import build_session
 
-    spark = build_session("franz-activity-stream")
+    spark = build_session("franz-activity-stream", connector=args.format)
     try:
         run = run_activity_stream(
             spark,
@@ -423,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout=args.timeout
             if args.timeout is not None
             else (600.0 if trigger_ms is None else None),
+            connector=args.format,
         )
     except KeyboardInterrupt:
         print("interrupted: queries stopped", file=sys.stderr)

@@ -8,20 +8,30 @@ and the oracle (which predicts exactly which events Spark drops).
 driver's host and bind address) and runs its Python workers on this interpreter
 (``PYSPARK_PYTHON``), which has ``franz[spark]`` installed: without it the workers would run
 whatever ``python3`` is on PATH, without pyarrow (see ``shared/notes/pyspark.md``).
+
+Every job reads and writes topics through one of :data:`CONNECTORS`, with the same options
+(Spark's Kafka connector's): ``franz``, Franz's Python data source (the default), or
+``kafka``, Spark's own ``spark-sql-kafka-0-10``, whose jars :func:`spark_kafka_jars` takes from
+the reference cache (``scripts/fetch-kafka-reference.sh tests/reference/spark-kafka-pom.xml``
+copies them from Maven Central on first use). A session's jars are fixed when it starts:
+``build_session(connector="kafka")`` passes them as ``spark.jars``.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "CONNECTORS",
     "DLQ_TOPIC",
     "EVENTS_TOPIC",
     "STATS_TOPIC",
@@ -30,6 +40,7 @@ __all__ = [
     "build_session",
     "ensure_topics",
     "read_topic",
+    "spark_kafka_jars",
     "topic_end_offsets",
     "watermark_delay",
 ]
@@ -47,6 +58,35 @@ WATERMARK_DELAY_MS = 120_000
 WINDOW_MS = 60_000
 
 
+#: ``format(...)`` names of the connectors the jobs can use: Franz's data source, Spark's own.
+CONNECTORS = ("franz", "kafka")
+
+_REPO = Path(__file__).resolve().parents[1]
+_FETCH_SCRIPT = _REPO / "scripts" / "fetch-kafka-reference.sh"
+_SPARK_KAFKA_POM = _REPO / "tests" / "reference" / "spark-kafka-pom.xml"
+
+
+def spark_kafka_jars(*, timeout: float = 900.0) -> list[str]:
+    """Spark's Kafka connector and what it needs beyond PySpark's jars (its token provider,
+    ``kafka-clients``, ``commons-pool2``), as paths: fetched into the reference cache by the
+    project's fetch script on first use, a no-op afterwards. Raises ``RuntimeError`` with mvn's
+    output if they cannot be fetched."""
+    result = subprocess.run(
+        ["bash", str(_FETCH_SCRIPT), str(_SPARK_KAFKA_POM)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{_FETCH_SCRIPT.name} failed:\n{result.stderr}")
+    libs = Path(result.stdout.strip().splitlines()[-1])
+    jars = sorted(str(jar) for jar in libs.glob("*.jar"))
+    if not any("spark-sql-kafka" in Path(jar).name for jar in jars):
+        raise RuntimeError(f"no spark-sql-kafka jar in {libs}")
+    return jars
+
+
 def watermark_delay() -> str:
     """:data:`WATERMARK_DELAY_MS` as Spark's interval string."""
     return f"{WATERMARK_DELAY_MS // 1000} seconds"
@@ -62,8 +102,13 @@ def spark_environment() -> dict[str, str]:
     }
 
 
-def build_session(app_name: str = "franz-pipelines", master: str = "local[2]") -> SparkSession:
-    """A quiet local SparkSession on loopback, UTC, two shuffle partitions (small data)."""
+def build_session(
+    app_name: str = "franz-pipelines", master: str = "local[2]", *, connector: str = "franz"
+) -> SparkSession:
+    """A quiet local SparkSession on loopback, UTC, two shuffle partitions (small data); with
+    ``connector="kafka"``, Spark's Kafka connector on its class path."""
+    if connector not in CONNECTORS:
+        raise ValueError(f"connector: one of {', '.join(CONNECTORS)}, not {connector!r}")
     os.environ.update(spark_environment())
     from pyspark.sql import SparkSession
 
@@ -77,6 +122,8 @@ def build_session(app_name: str = "franz-pipelines", master: str = "local[2]") -
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.showConsoleProgress", "false")
     )
+    if connector == "kafka":
+        builder = builder.config("spark.jars", ",".join(spark_kafka_jars()))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

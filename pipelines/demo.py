@@ -3,7 +3,12 @@
 Usage::
 
     .venv/bin/python -m pipelines.demo [--events 20000] [--bootstrap-server HOST:PORT]
-        [--work-dir DIR] [--seed 42] [--rounds 2] [--timeout 600]
+        [--work-dir DIR] [--seed 42] [--rounds 2] [--timeout 600] [--format franz|kafka]
+
+``--format kafka`` runs both jobs with Spark's own Kafka connector (``spark-sql-kafka-0-10``,
+fetched into the reference cache on first use, see ``pipelines.common``) instead of Franz's
+data source; the options are the same. With ``--bootstrap-server`` the pipeline uses that
+broker (Franz or Apache Kafka; its topics must be new or empty).
 
 Without ``--bootstrap-server`` it starts a single-node broker (``python -m franz broker``,
 listening on a free loopback port, data in ``<work-dir>/broker``) and stops it at the end.
@@ -37,12 +42,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pipelines.common import (
+    CONNECTORS,
     DLQ_TOPIC,
     EVENTS_TOPIC,
     STATS_TOPIC,
@@ -52,10 +58,14 @@ from pipelines.common import (
     read_topic,
     topic_end_offsets,
 )
-from pipelines.events import GeneratorSpec, generate_events, produce
+from pipelines.events import Event, GeneratorSpec, generate_events, produce
 from pipelines.oracle import expected_results
 
-__all__ = ["EmbeddedBroker", "main"]
+if TYPE_CHECKING:
+    from pipelines.activity_stream import StreamRun
+    from pipelines.history_batch import HistoryRun
+
+__all__ = ["TOPICS", "EmbeddedBroker", "demo_spec", "main", "run_rounds", "summarize"]
 
 _STARTED: Final = re.compile(r"started: listener PLAINTEXT://([\d.]+):(\d+)")
 TOPICS: Final = {EVENTS_TOPIC: 3, DLQ_TOPIC: 1, STATS_TOPIC: 2}
@@ -129,14 +139,64 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 _STARTED_AT = time.monotonic()
 
 
-def _step(text: str) -> None:
-    print(f"\n== [{time.monotonic() - _STARTED_AT:.1f} s] {text}", flush=True)
+def _step(text: str, report: Callable[[str], object] = print) -> None:
+    report(f"\n== [{time.monotonic() - _STARTED_AT:.1f} s] {text}")
+    sys.stdout.flush()
 
 
-def run_demo(args: argparse.Namespace, work: Path) -> int:
+def demo_spec(events: int, seed: int = 42, rounds: int = 2) -> GeneratorSpec:
+    """The demo's stream: it always spans :data:`DEMO_MINUTES` of event time, however many
+    events it has."""
+    per_minute = max(1, round(events / DEMO_MINUTES))
+    return GeneratorSpec(events=events, seed=seed, rounds=rounds, events_per_minute=per_minute)
+
+
+def run_rounds(
+    spark: Any,
+    bootstrap: str,
+    events: Sequence[Event],
+    rounds: int,
+    work: Path,
+    *,
+    connector: str = "franz",
+    timeout: float = 600.0,
+    report: Callable[[str], object] = print,
+) -> tuple[StreamRun, HistoryRun] | None:
+    """The pipeline proper on ``bootstrap``, its topics created and empty: for each round,
+    produce its events and run the streaming job (``availableNow``); then the batch job.
+    Outputs under ``work`` (``checkpoint``, ``stream``, ``history``). The last streaming run
+    and the batch run, or None if producing failed."""
     from pipelines.activity_stream import run_activity_stream
     from pipelines.history_batch import run_history_batch
 
+    checkpoint, stats_dir, history_dir = work / "checkpoint", work / "stream", work / "history"
+    run = None
+    for round_no in range(1, rounds + 1):
+        _step(f"round {round_no}: producing events", report)
+        batch = [e for e in events if e.round == round_no]
+        result = produce(batch, bootstrap, EVENTS_TOPIC, report=report)
+        report(result.summary())
+        if result.failed:
+            return None
+        _step(f"round {round_no}: streaming job (availableNow, format {connector})", report)
+        run = run_activity_stream(
+            spark,
+            bootstrap,
+            checkpoint,
+            stats_dir,
+            timeout=timeout,
+            report=report,
+            connector=connector,
+        )
+    _step(f"batch job: the topic's history to Parquet (format {connector})", report)
+    history = run_history_batch(spark, bootstrap, history_dir, connector=connector)
+    for line in history.lines():
+        report(line)
+    assert run is not None
+    return run, history
+
+
+def run_demo(args: argparse.Namespace, work: Path) -> int:
     broker: EmbeddedBroker | None = None
     spark: Any = None
     try:
@@ -151,31 +211,31 @@ def run_demo(args: argparse.Namespace, work: Path) -> int:
         if used:
             print(f"{', '.join(used)} already hold records: use a fresh broker", file=sys.stderr)
             return 2
-        # The stream always spans DEMO_MINUTES of event time, however many events it has.
-        per_minute = max(1, round(args.events / DEMO_MINUTES))
-        spec = GeneratorSpec(
-            events=args.events, seed=args.seed, rounds=args.rounds, events_per_minute=per_minute
-        )
+        spec = demo_spec(args.events, args.seed, args.rounds)
         events = list(generate_events(spec))
-        _step("starting Spark (local[2])")
-        spark = build_session("franz-demo")
-        checkpoint, stats_dir, history_dir = work / "checkpoint", work / "stream", work / "history"
-        run = None
-        for round_no in range(1, spec.rounds + 1):
-            _step(f"round {round_no}: producing events")
-            batch = [e for e in events if e.round == round_no]
-            result = produce(batch, bootstrap, EVENTS_TOPIC, report=print)
-            print(result.summary())
-            if result.failed:
-                return 1
-            _step(f"round {round_no}: streaming job (availableNow)")
-            run = run_activity_stream(spark, bootstrap, checkpoint, stats_dir, timeout=args.timeout)
-        _step("batch job: the topic's history to Parquet")
-        history = run_history_batch(spark, bootstrap, history_dir)
-        for line in history.lines():
-            print(line)
-        assert run is not None
-        return _summary(spark, bootstrap, events, run.watermark_ms, stats_dir, history_dir, args)
+        _step(f"starting Spark (local[2], format {args.format})")
+        spark = build_session("franz-demo", connector=args.format)
+        outcome = run_rounds(
+            spark,
+            bootstrap,
+            events,
+            spec.rounds,
+            work,
+            connector=args.format,
+            timeout=args.timeout,
+        )
+        if outcome is None:
+            return 1
+        run, _ = outcome
+        return summarize(
+            spark,
+            bootstrap,
+            events,
+            spec.rounds,
+            run.watermark_ms,
+            work,
+            timeout=args.timeout,
+        )
     finally:
         if spark is not None:
             # After Ctrl-C the JVM may be gone already (it got the SIGINT too).
@@ -186,16 +246,23 @@ def run_demo(args: argparse.Namespace, work: Path) -> int:
             print(f"broker stopped (exit code {code})")
 
 
-def _summary(
+def summarize(
     spark: Any,
     bootstrap: str,
-    events: Sequence[Any],
+    events: Sequence[Event],
+    rounds: int,
     watermark_ms: int | None,
-    stats_dir: Path,
-    history_dir: Path,
-    args: argparse.Namespace,
+    work: Path,
+    *,
+    timeout: float = 600.0,
+    report: Callable[[str], object] = print,
 ) -> int:
+    """Print the summary of a run's outputs (in ``work`` and on ``bootstrap``), measured from
+    them and read back without the connector (Parquet; the topics with confluent-kafka), and
+    compare it with ``pipelines.oracle``: 0 if every figure matches, else 1."""
     from pyspark.sql import functions as F
+
+    stats_dir, history_dir = work / "stream", work / "history"
 
     stats = spark.read.parquet(str(stats_dir / "page_stats"))
     windows = {
@@ -208,12 +275,11 @@ def _summary(
     window_end = F.floor(F.unix_millis("event_time") / WINDOW_MS) * WINDOW_MS + WINDOW_MS
     valid_count = valid.count()
     closed = valid.where(window_end <= closed_by).count()
-    dead = read_topic(bootstrap, DLQ_TOPIC, timeout=args.timeout)
+    dead = read_topic(bootstrap, DLQ_TOPIC, timeout=timeout)
     reasons = Counter(dict(m.headers() or ()).get("error.reason", b"?").decode() for m in dead)
-    stats_records = read_topic(bootstrap, STATS_TOPIC, timeout=args.timeout)
+    stats_records = read_topic(bootstrap, STATS_TOPIC, timeout=timeout)
     counted = sum(windows.values())
 
-    rounds = args.rounds
     expected = expected_results(
         [[e.value for e in events if e.round == r] for r in range(1, rounds + 1)]
     )
@@ -227,29 +293,29 @@ def _summary(
         "watermark": watermark_ms == expected.watermark,
     }
 
-    _step("summary")
-    print(f"events generated: {len(events)} ({rounds} rounds)")
-    print(f"valid events: {valid_count}")
+    _step("summary", report)
+    report(f"events generated: {len(events)} ({rounds} rounds)")
+    report(f"valid events: {valid_count}")
     reason_text = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
-    print(f"malformed (in {DLQ_TOPIC}): {len(dead)} ({reason_text})")
-    print(f"too late (dropped by the watermark): {closed - counted}")
-    print(f"counted in final windows: {counted}")
-    print(f"still open (windows not final yet): {valid_count - closed}")
-    print(f"watermark: {_iso(watermark_ms)}")
-    print(f"windows written: {len(windows)} to Parquet, {len(stats_records)} to {STATS_TOPIC}")
-    print("top pages per event type (final windows):")
+    report(f"malformed (in {DLQ_TOPIC}): {len(dead)} ({reason_text})")
+    report(f"too late (dropped by the watermark): {closed - counted}")
+    report(f"counted in final windows: {counted}")
+    report(f"still open (windows not final yet): {valid_count - closed}")
+    report(f"watermark: {_iso(watermark_ms)}")
+    report(f"windows written: {len(windows)} to Parquet, {len(stats_records)} to {STATS_TOPIC}")
+    report("top pages per event type (final windows):")
     totals: dict[str, Counter[str]] = {}
     for (_, page, event_type), count in windows.items():
         totals.setdefault(event_type, Counter())[page] += count
     for event_type in sorted(totals):
         top = ", ".join(f"{page} {n}" for page, n in totals[event_type].most_common(3))
-        print(f"  {event_type}: {top}")
-    print(f"Parquet: page stats {stats_dir / 'page_stats'}; history {history_dir}")
+        report(f"  {event_type}: {top}")
+    report(f"Parquet: page stats {stats_dir / 'page_stats'}; history {history_dir}")
     failed = [name for name, ok in checks.items() if not ok]
     if failed:
-        print(f"independent check: MISMATCH in {', '.join(failed)}")
+        report(f"independent check: MISMATCH in {', '.join(failed)}")
         return 1
-    print("independent check: every figure matches pipelines.oracle")
+    report("independent check: every figure matches pipelines.oracle")
     return 0
 
 
@@ -265,6 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per stage")
+    parser.add_argument(
+        "--format",
+        choices=CONNECTORS,
+        default="franz",
+        help="the connector both jobs use: franz (Franz's data source) or kafka (Spark's own "
+        "spark-sql-kafka-0-10, fetched into ~/.cache/franz-reference on first use)",
+    )
     return parser
 
 

@@ -4,6 +4,7 @@ Usage::
 
     python -m pipelines.history_batch --bootstrap-server HOST:PORT --output DIR
         [--topic user-activity] [--starting-offsets earliest] [--ending-offsets latest]
+        [--format franz|kafka]
 
 ``spark.read.format("franz")`` with ``startingOffsets=earliest`` and ``endingOffsets=latest``
 reads every record the topic retains now (the end offsets are fixed when the job plans), and
@@ -13,6 +14,7 @@ Kafka timestamp, so malformed records have one too). Columns: the source's ``top
 the event's fields as the streaming job parses them (``event_id`` ... ``user_agent``,
 ``event_time``) and ``error`` / ``error_detail`` (null for a valid event), so the history keeps
 the malformed records and says why they are malformed. It prints the row counts.
+``--format kafka`` reads with Spark's own Kafka connector instead (same options).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipelines.activity_stream import parse_activity
-from pipelines.common import EVENTS_TOPIC
+from pipelines.common import CONNECTORS, EVENTS_TOPIC
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,12 +67,14 @@ def run_history_batch(
     topic: str = EVENTS_TOPIC,
     starting_offsets: str = "earliest",
     ending_offsets: str = "latest",
+    connector: str = "franz",
 ) -> HistoryRun:
-    """Read the topic's history between the offsets and write it to ``output`` as Parquet."""
+    """Read the topic's history between the offsets and write it to ``output`` as Parquet,
+    with ``connector`` (``franz`` or Spark's ``kafka``)."""
     from pyspark.sql import functions as F
 
     raw = (
-        spark.read.format("franz")
+        spark.read.format(connector)
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", starting_offsets)
@@ -108,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", required=True, type=Path, help="Parquet directory (replaced)")
     parser.add_argument("--starting-offsets", default="earliest", help="earliest or JSON")
     parser.add_argument("--ending-offsets", default="latest", help="latest or JSON")
+    parser.add_argument(
+        "--format",
+        choices=CONNECTORS,
+        default="franz",
+        help="the connector: franz (Franz's data source) or kafka (Spark's own)",
+    )
     return parser
 
 
@@ -115,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from pipelines.common import build_session
 
-    spark = build_session("franz-history-batch")
+    spark = build_session("franz-history-batch", connector=args.format)
     try:
         run = run_history_batch(
             spark,
@@ -124,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             topic=args.topic,
             starting_offsets=args.starting_offsets,
             ending_offsets=args.ending_offsets,
+            connector=args.format,
         )
     finally:
         spark.stop()

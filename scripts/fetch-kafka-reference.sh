@@ -6,14 +6,19 @@
 #
 #   ${FRANZ_REFERENCE_CACHE:-$HOME/.cache/franz-reference}/kafka-<version>/libs/*.jar
 #
+# With a pom as argument it fetches that pom's artifacts instead, into the dir its
+# <reference.dir> property names (tests/reference/spark-kafka-pom.xml: Spark's Kafka connector,
+# into spark-sql-kafka-<version>/libs).
+#
 # A `.complete` marker beside libs/ is written last, so a warm run (or an interrupted one) is
 # detected without asking Maven: warm runs return at once. Prints the libs dir on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-POM=tests/reference/pom.xml
+POM="${1:-tests/reference/pom.xml}"
 VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")"
+NAME="$(sed -n 's:.*<reference.dir>\(.*\)</reference.dir>.*:\1:p' "$POM")"
 CACHE="${FRANZ_REFERENCE_CACHE:-$HOME/.cache/franz-reference}"
-DEST="$CACHE/kafka-$VERSION"
+DEST="$CACHE/${NAME:-kafka-$VERSION}"
 if [ -f "$DEST/.complete" ] && cmp -s "$POM" "$DEST/pom.xml"; then
     echo "$DEST/libs"
     exit 0
@@ -24,11 +29,11 @@ command -v mvn >/dev/null 2>&1 || {
 }
 rm -rf "$DEST"
 mkdir -p "$DEST"
-echo "fetch-kafka-reference: copying Apache Kafka $VERSION and its dependencies into $DEST/libs" >&2
+echo "fetch-kafka-reference: copying the artifacts of $POM and their dependencies into $DEST/libs" >&2
 if ! mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
         -DoutputDirectory="$DEST/libs" >"$DEST/mvn.log" 2>&1; then
     cat "$DEST/mvn.log" >&2
-    echo "fetch-kafka-reference: mvn could not fetch org.apache.kafka:kafka_2.13:$VERSION (network? Maven Central?)" >&2
+    echo "fetch-kafka-reference: mvn could not fetch the artifacts of $POM (network? Maven Central?)" >&2
     exit 1
 fi
 cp "$POM" "$DEST/pom.xml"

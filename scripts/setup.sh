@@ -34,3 +34,6 @@ fi
 # Apache Kafka's jars for tests/reference/ (about 47 MB into ~/.cache/franz-reference; a warm
 # run returns at once).
 bash scripts/fetch-kafka-reference.sh >/dev/null
+# Spark's own Kafka connector for tests/reference/test_spark_kafka.py and
+# `pipelines.demo --format kafka` (about 10 MB: the connector, kafka-clients, commons-pool2).
+bash scripts/fetch-kafka-reference.sh tests/reference/spark-kafka-pom.xml >/dev/null
