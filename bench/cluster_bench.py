@@ -170,13 +170,23 @@ def read_view(bootstrap: str) -> ClusterView | None:
     )
 
 
-def wait_for(check: Callable[[], bool], timeout_s: float, what: str, started: float) -> float:
-    """Poll ``check`` every 50 ms until true; seconds since ``started``. Prints progress."""
+def wait_for(
+    check: Callable[[], bool],
+    timeout_s: float,
+    what: str,
+    started: float,
+    describe: Callable[[], str] | None = None,
+) -> float:
+    """Poll ``check`` every 50 ms until true; seconds since ``started``. Prints progress.
+
+    On timeout raises ``TimeoutError`` whose message ends with ``describe()`` (the state seen).
+    """
     last_print = time.monotonic()
     while not check():
         now = time.monotonic()
         if now - started > timeout_s:
-            raise TimeoutError(f"{what}: not within {timeout_s:.0f} s")
+            seen = f"; seen: {describe()}" if describe is not None else ""
+            raise TimeoutError(f"{what}: not within {timeout_s:.0f} s{seen}")
         if now - last_print >= 5.0:
             print(f"    ... waiting for {what}: {now - started:.1f} s", flush=True)
             last_print = now
@@ -216,6 +226,7 @@ class Results(Findings):
         self.failovers: list[FailoverRun] = []
         self.creates: list[CreateRun] = []
         self.rss_mib: dict[str, float] = {}
+        self.failed: list[str] = []
 
     def rss(self, label: str, pids: Sequence[int]) -> None:
         for pid in pids:
@@ -312,6 +323,13 @@ class Results(Findings):
                 self.failover_table(),
                 "",
             ]
+        if self.failed:
+            parts += [
+                "Failed failover runs (the series stopped there):",
+                "",
+                *[f"- {f}" for f in self.failed],
+                "",
+            ]
         if self.creates:
             parts += ["## CreateTopics in one call", "", self.create_table(), ""]
         if self.rss_mib:
@@ -388,6 +406,26 @@ class Cluster:
         views = [read_view(self.brokers[i].bootstrap) for i in live]
         return converged(views, live, controller, expected)
 
+    def describe(self) -> str:
+        """What ZooKeeper and each live broker's Metadata say now (for a failed wait)."""
+        parts = [f"/controller {self.controller()}"]
+        parts.append(f"/brokers/ids {sorted(self.kazoo.get_children('/brokers/ids'))}")
+        for t in self.kazoo.get_children("/brokers/topics"):
+            for p in sorted(self.kazoo.get_children(f"/brokers/topics/{t}/partitions")):
+                data, _ = self.kazoo.get(f"/brokers/topics/{t}/partitions/{p}/state")
+                parts.append(f"{t}-{p} state {data.decode()}")
+        for i in self.live():
+            view = read_view(self.brokers[i].bootstrap)
+            if view is None:
+                parts.append(f"broker {i}: no answer")
+                continue
+            leaders = ", ".join(f"{t}-{p}:{lead}" for (t, p), lead in sorted(view.leaders.items()))
+            parts.append(
+                f"broker {i}: brokers {sorted(view.brokers)}, controller {view.controller}, "
+                f"leaders {leaders}"
+            )
+        return "; ".join(parts)
+
     def stop(self) -> None:
         self.kazoo.stop()
         self.kazoo.close()
@@ -404,7 +442,8 @@ def create_topics(bootstrap: str, names: list[str], partitions: int, rf: int) ->
     """One ``create_topics`` call; seconds until every future resolved (raises on an error)."""
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    # socket.timeout.ms (60 s by default) would drop a CreateTopics still in flight.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 330_000})
     started = time.monotonic()
     futures = admin.create_topics(
         [NewTopic(n, partitions, rf) for n in names], operation_timeout=300, request_timeout=330
@@ -481,47 +520,65 @@ class Bench:
         )
         limit = session_ms / 1000 + 60
         for i in range(1, self.cfg.runs + 1):
-            old = cluster.controller()
-            if old is None:
-                raise RuntimeError("no /controller znode")
-            victim = cluster.brokers[old]
-            pid = victim.pid
-            started = time.monotonic()
-            victim.kill()  # SIGKILL + reap
-            unregister(pid)
-            survivors = cluster.live()
+            try:
+                self.failover(cluster, session_ms, expected, limit, i)
+            except TimeoutError as exc:
+                self.results.warn(f"failover {i} (session {session_ms} ms): {exc}")
+                self.results.failed.append(f"session {session_ms} ms, run {i}: {exc}".split(";")[0])
+                return
 
-            def moved(old: int = old) -> bool:
+    def failover(
+        self, cluster: Cluster, session_ms: int, expected: dict[str, int], limit: float, i: int
+    ) -> None:
+        old = cluster.controller()
+        if old is None:
+            raise RuntimeError("no /controller znode")
+        victim = cluster.brokers[old]
+        pid = victim.pid
+        started = time.monotonic()
+        victim.kill()  # SIGKILL + reap
+        unregister(pid)
+        survivors = cluster.live()
+        try:
+
+            def moved() -> bool:
                 current = cluster.controller()
                 return current is not None and current != old
 
-            controller_s = wait_for(moved, limit, "a new /controller", started)
+            controller_s = wait_for(moved, limit, "a new /controller", started, cluster.describe)
             new = cluster.controller()
             assert new is not None
+            print(f"    new controller {new} after {controller_s:.2f} s", flush=True)
             converged_s = wait_for(
-                lambda new=new: cluster.converged(expected, new), 60, "survivors' metadata", started
+                lambda: cluster.converged(expected, new),
+                60,
+                f"survivors' metadata (killed {old}, controller {new})",
+                started,
+                cluster.describe,
             )
             self.results.rss(f"3 brokers, failover, session {session_ms} ms", cluster.pids())
+        finally:
             restarted = time.monotonic()
             self.owned.remove(victim)
             self.owned.append(victim)
             victim.start()
             register(victim.pid, victim)
-            rejoined_s = wait_for(
-                lambda new=new: cluster.converged(expected, new),
-                60,
-                "3 brokers' metadata",
-                restarted,
-            )
-            run = FailoverRun(session_ms, old, new, controller_s, converged_s, rejoined_s)
-            self.results.failovers.append(run)
-            print(
-                f"  failover {i}/{self.cfg.runs} (session {session_ms} ms): killed {old}, "
-                f"controller {new} after {controller_s:.2f} s, survivors converged after "
-                f"{converged_s:.2f} s; broker {old} back in {rejoined_s:.2f} s; "
-                f"survivors {survivors}",
-                flush=True,
-            )
+        rejoined_s = wait_for(
+            lambda: cluster.converged(expected, new),
+            60,
+            f"3 brokers' metadata (restarted {old}, controller {new})",
+            restarted,
+            cluster.describe,
+        )
+        run = FailoverRun(session_ms, old, new, controller_s, converged_s, rejoined_s)
+        self.results.failovers.append(run)
+        print(
+            f"  failover {i}/{self.cfg.runs} (session {session_ms} ms): killed {old}, "
+            f"controller {new} after {controller_s:.2f} s, survivors converged after "
+            f"{converged_s:.2f} s; broker {old} back in {rejoined_s:.2f} s; "
+            f"survivors {survivors}",
+            flush=True,
+        )
 
     def scenario_create(self) -> None:
         cfg = self.cfg
