@@ -589,6 +589,8 @@ class Bench:
                     cluster.bootstrap(), "3 brokers, RF 3", 3, i, lambda e: cluster.converged(e)
                 )
                 self.results.rss("3 brokers, create", cluster.pids())
+        except Exception as exc:  # keep the embedded broker's figures
+            self.results.warn(f"create on 3 brokers: {exc!r}")
         finally:
             cluster.stop()
         from tests.support.broker import BrokerProcess
