@@ -443,10 +443,10 @@ def create_topics(bootstrap: str, names: list[str], partitions: int, rf: int) ->
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     # socket.timeout.ms (60 s by default) would drop a CreateTopics still in flight.
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 330_000})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 300_000})
     started = time.monotonic()
     futures = admin.create_topics(
-        [NewTopic(n, partitions, rf) for n in names], operation_timeout=300, request_timeout=330
+        [NewTopic(n, partitions, rf) for n in names], operation_timeout=280, request_timeout=300
     )
     for future in futures.values():
         future.result(360)
