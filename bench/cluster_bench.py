@@ -410,7 +410,7 @@ class Cluster:
         """What ZooKeeper and each live broker's Metadata say now (for a failed wait)."""
         parts = [f"/controller {self.controller()}"]
         parts.append(f"/brokers/ids {sorted(self.kazoo.get_children('/brokers/ids'))}")
-        for t in self.kazoo.get_children("/brokers/topics"):
+        for t in sorted(self.kazoo.get_children("/brokers/topics")):
             for p in sorted(self.kazoo.get_children(f"/brokers/topics/{t}/partitions")):
                 data, _ = self.kazoo.get(f"/brokers/topics/{t}/partitions/{p}/state")
                 parts.append(f"{t}-{p} state {data.decode()}")
@@ -513,23 +513,29 @@ class Bench:
                 cluster.stop()
 
     def failovers(self, cluster: Cluster, session_ms: int) -> None:
-        expected = {FAILOVER_TOPIC: 6}
-        create_topics(cluster.bootstrap(), [FAILOVER_TOPIC], 6, 3)
-        wait_for(
-            lambda: cluster.converged(expected), 60, "failover topic leaders", time.monotonic()
-        )
         limit = session_ms / 1000 + 60
         for i in range(1, self.cfg.runs + 1):
             try:
-                self.failover(cluster, session_ms, expected, limit, i)
+                self.failover(cluster, session_ms, limit, i)
             except TimeoutError as exc:
                 self.results.warn(f"failover {i} (session {session_ms} ms): {exc}")
                 self.results.failed.append(f"session {session_ms} ms, run {i}: {exc}".split(";")[0])
                 return
 
-    def failover(
-        self, cluster: Cluster, session_ms: int, expected: dict[str, int], limit: float, i: int
-    ) -> None:
+    def failover(self, cluster: Cluster, session_ms: int, limit: float, i: int) -> None:
+        # A fresh topic per run: with no replication yet a restarted broker never rejoins the
+        # ISR, so an older topic's ISR shrinks with every kill until no live replica is left
+        # (leader -1, as Kafka with unclean.leader.election.enable=false).
+        topic = f"{FAILOVER_TOPIC}-{i}"
+        expected = {topic: 6}
+        create_topics(cluster.bootstrap(), [topic], 6, 3)
+        wait_for(
+            lambda: cluster.converged(expected),
+            60,
+            f"{topic} leaders",
+            time.monotonic(),
+            cluster.describe,
+        )
         old = cluster.controller()
         if old is None:
             raise RuntimeError("no /controller znode")
