@@ -328,6 +328,18 @@ class TopicManager:
         self._default_log_config.with_overrides(clean)  # raises on a bad value
         return clean
 
+    def _check_new_name(self, name: str) -> None:
+        """A new topic's name: valid, not taken, not colliding with an existing one (Kafka's
+        ``Topic.hasCollision``: '.' and '_' collide in metric names)."""
+        validate_topic_name(name)
+        existing = self.store.topics()
+        if name in existing:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        collision = name.replace(".", "_")
+        for other in existing:
+            if other.replace(".", "_") == collision:
+                raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+
     def create_topic(
         self,
         name: str,
@@ -340,15 +352,7 @@ class TopicManager:
     ) -> TopicRecord:
         """Create (or with ``validate_only`` just check) a topic; -1 means the broker default
         (``num.partitions``, ``default.replication.factor``, KIP-464)."""
-        validate_topic_name(name)
-        existing = self.store.topics()
-        if name in existing:
-            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
-        # Kafka's Topic.hasCollision: '.' and '_' collide in metric names.
-        collision = name.replace(".", "_")
-        for other in existing:
-            if other.replace(".", "_") == collision:
-                raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+        self._check_new_name(name)
         if assignment:
             if num_partitions != -1 or replication_factor != -1:
                 raise InvalidRequestError(
@@ -448,14 +452,7 @@ class TopicManager:
                 assignment,
                 validate_only=validate_only,
             )
-        validate_topic_name(name)
-        existing = self.store.topics()
-        if name in existing:
-            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
-        collision = name.replace(".", "_")
-        for other in existing:
-            if other.replace(".", "_") == collision:
-                raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+        self._check_new_name(name)
         if not assignment:
             if num_partitions == -1:
                 num_partitions = self.config.get("num.partitions")

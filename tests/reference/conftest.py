@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.kafka_ref import KafkaBroker, reference_libs
+from tests.support.broker import BrokerProcess
+from tests.support.kafka_ref import HasBootstrap, KafkaBroker, reference_libs
 from tests.support.zookeeper import ZooKeeperServer
 
 _chroots = itertools.count()
@@ -51,3 +52,29 @@ def kafka(zookeeper: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         yield broker
     finally:
         broker.stop()
+
+
+#: The Franz broker's settings unless a module sets ``FRANZ_SETTINGS`` of its own.
+DEFAULT_FRANZ_SETTINGS = {"group.initial.rebalance.delay.ms": "0"}
+
+
+@pytest.fixture(scope="module")
+def franz(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrokerProcess]:
+    """A Franz broker per module, beside the session's Kafka (the module's ``FRANZ_SETTINGS``,
+    else :data:`DEFAULT_FRANZ_SETTINGS`)."""
+    settings = getattr(request.module, "FRANZ_SETTINGS", DEFAULT_FRANZ_SETTINGS)
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    broker = BrokerProcess(tmp_path_factory.mktemp(f"franz-{name}"), settings).start()
+    try:
+        yield broker
+    finally:
+        code = broker.stop()
+    assert code == 0, broker.output()
+
+
+@pytest.fixture
+def brokers(kafka: KafkaBroker, franz: BrokerProcess) -> dict[str, HasBootstrap]:
+    """Both brokers by name, for tests that run the same thing on each."""
+    return {"kafka": kafka, "franz": franz}

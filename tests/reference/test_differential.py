@@ -10,7 +10,6 @@ and checked here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -41,14 +40,8 @@ SAME_AS_KAFKA = {
 }
 
 
-@pytest.fixture(scope="module")
-def franz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(tmp_path_factory.mktemp("franz-differential"), SAME_AS_KAFKA).start()
-    try:
-        yield broker
-    finally:
-        code = broker.stop()
-    assert code == 0, broker.output()
+#: The module's Franz broker (``franz`` in conftest) runs with Kafka's test settings.
+FRANZ_SETTINGS = SAME_AS_KAFKA
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ import struct
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -38,30 +38,13 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from tests.reference.test_tools import HasBootstrap, assert_same, mask_topic_ids, run
+from tests.reference.test_tools import assert_same, mask_topic_ids, run
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic, end_offsets
-from tests.support.kafka_ref import KafkaBroker, run_kafka_tool, start_kafka_tool
+from tests.support.kafka_ref import HasBootstrap, KafkaBroker, run_kafka_tool, start_kafka_tool
 
 BROKERS = ("kafka", "franz")
 WORD_COUNT = "org.apache.kafka.streams.examples.wordcount.WordCountDemo"
-
-
-@pytest.fixture(scope="module")
-def franz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(
-        tmp_path_factory.mktemp("franz-java"), {"group.initial.rebalance.delay.ms": "0"}
-    ).start()
-    try:
-        yield broker
-    finally:
-        code = broker.stop()
-    assert code == 0, broker.output()
-
-
-@pytest.fixture
-def brokers(kafka: KafkaBroker, franz: BrokerProcess) -> dict[str, HasBootstrap]:
-    return {"kafka": kafka, "franz": franz}
 
 
 def on_both(

@@ -77,14 +77,8 @@ def spark(kafka_libs: Path) -> Iterator[SparkSession]:
         session.stop()
 
 
-@pytest.fixture(scope="module")
-def franz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(tmp_path_factory.mktemp("franz") / "broker").start()
-    try:
-        yield proc
-    finally:
-        code = proc.stop()
-    assert code == 0, proc.output()
+#: The module's Franz broker (``franz`` in conftest): the defaults.
+FRANZ_SETTINGS: dict[str, str] = {}
 
 
 # -- a batch round trip with Spark's connector ------------------------------------------------

@@ -19,10 +19,9 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol
 
 import confluent_kafka
 import pytest
@@ -30,6 +29,7 @@ import pytest
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
 from tests.support.kafka_ref import (
+    HasBootstrap,
     KafkaBroker,
     run_franz_tool,
     run_kafka_tool,
@@ -55,28 +55,6 @@ TOOLS = ("kafka", "franz")
 BROKERS = ("kafka", "franz")
 Key = tuple[str, str]  # (tool, broker)
 Results = dict[Key, subprocess.CompletedProcess[str]]
-
-
-class HasBootstrap(Protocol):
-    @property
-    def bootstrap(self) -> str: ...
-
-
-@pytest.fixture(scope="module")
-def franz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    broker = BrokerProcess(
-        tmp_path_factory.mktemp("franz-tools"), {"group.initial.rebalance.delay.ms": "0"}
-    ).start()
-    try:
-        yield broker
-    finally:
-        code = broker.stop()
-    assert code == 0, broker.output()
-
-
-@pytest.fixture
-def brokers(kafka: KafkaBroker, franz: BrokerProcess) -> dict[str, HasBootstrap]:
-    return {"kafka": kafka, "franz": franz}
 
 
 def run(

@@ -40,9 +40,11 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 __all__ = [
     "DUMP_LOG_SEGMENTS",
+    "HasBootstrap",
     "KafkaBroker",
     "ReferenceUnavailable",
     "free_port",
@@ -57,6 +59,14 @@ REPO = Path(__file__).resolve().parents[2]
 FETCH_SCRIPT = REPO / "scripts" / "fetch-kafka-reference.sh"
 
 DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"
+
+
+class HasBootstrap(Protocol):
+    """A broker of either kind: ``KafkaBroker`` or ``tests.support.broker.BrokerProcess``."""
+
+    @property
+    def bootstrap(self) -> str: ...
+
 
 #: Lighter than kafka-run-class.sh's G1 flags: a small serial heap and C1 only start faster
 #: on 2 shared cores; -XX:-UsePerfData keeps /tmp/hsperfdata out of it.
