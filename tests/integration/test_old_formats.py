@@ -402,7 +402,11 @@ def test_log_append_time_topic_gives_old_clients_the_append_time(old_broker: Bro
     topic = "old-format-append-time"
     create_topic(old_broker.bootstrap, topic, config={"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
-    producer = kafka.KafkaProducer(bootstrap_servers=old_broker.bootstrap, api_version=(0, 10, 0))
+    # linger.ms: the three records go in one batch (flush sends it at once); with kafka-python's
+    # default 0, a loaded machine's sender thread may send the first record on its own.
+    producer = kafka.KafkaProducer(
+        bootstrap_servers=old_broker.bootstrap, api_version=(0, 10, 0), linger_ms=1000
+    )
     try:
         for i in range(3):
             producer.send(topic, value=b"v%d" % i, timestamp_ms=BASE_TS + i)
