@@ -418,7 +418,9 @@ def test_log_append_time_topic_gives_old_clients_the_append_time(old_broker: Bro
         bootstrap_servers=old_broker.bootstrap,
         api_version=(0, 10, 0),
         auto_offset_reset="earliest",
-        consumer_timeout_ms=5000,
+        # Iteration ends after this long without records: generous, as a loaded CI machine
+        # can take seconds for the old-protocol consumer's metadata and first fetch.
+        consumer_timeout_ms=20000,
     )
     try:
         got = [(m.timestamp, m.timestamp_type) for m in consumer]
