@@ -6,9 +6,12 @@ The server is ``zookeeper_server`` of ``tests/conftest.py``, shared with ``tests
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.support.cluster import Cluster, new_chroot, start_cluster
 from tests.support.zookeeper import ZooKeeperServer
 
 
@@ -16,3 +19,13 @@ from tests.support.zookeeper import ZooKeeperServer
 def zk_connect(zookeeper_server: ZooKeeperServer) -> str:
     """``zookeeper.connect`` with a chroot of its own (not created yet: the client does)."""
     return f"{zookeeper_server.connect_string}/franz-test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    """Three ``franz broker`` processes (ids 1-3) on a chroot of their own, per test module."""
+    base = Path(tmp_path_factory.mktemp("cluster"))
+    with start_cluster(new_chroot(zookeeper_server.connect_string), base) as c:
+        yield c

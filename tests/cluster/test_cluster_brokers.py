@@ -9,12 +9,10 @@ here is read back from the partition's leader.
 from __future__ import annotations
 
 import base64
-import json
 import os
 import signal
 import time
 import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import (  # noqa: E402
     AdminClient,
     AlterConfigOpType,
@@ -33,7 +31,6 @@ from confluent_kafka.admin import (  # noqa: E402
     NewTopic,
     ResourceType,
 )
-from kazoo.client import KazooClient  # noqa: E402
 from kio.schema.describe_configs.v4.request import (  # noqa: E402
     DescribeConfigsRequest,
     DescribeConfigsResource,
@@ -55,112 +52,16 @@ from franz.coordinator.group.offsets_schema import partition_for  # noqa: E402
 from franz.errors import ErrorCode  # noqa: E402
 from franz.protocol.messages import response_type  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
-from tests.support.clients import run_kcat  # noqa: E402
+from tests.support.cluster import (  # noqa: E402
+    BROKER_IDS,
+    SESSION_MS,
+    Cluster,
+    broker_props,
+    eventually,
+    produce_all,
+)
 from tests.support.wire import WireClient, api_versions, offset_fetch, request_at  # noqa: E402
-from tests.support.zookeeper import ZooKeeperServer, free_ports  # noqa: E402
-
-SESSION_MS = 4000
-BROKER_IDS = (1, 2, 3)
-
-
-class Cluster:
-    def __init__(self, zk_connect: str, brokers: dict[int, BrokerProcess]) -> None:
-        self.zk_connect = zk_connect
-        self.brokers = brokers
-        hosts, _, chroot = zk_connect.partition("/")
-        self.kazoo = KazooClient(hosts=f"{hosts}/{chroot}")
-        self.kazoo.start(timeout=15)
-
-    def live(self) -> list[BrokerProcess]:
-        return [b for b in self.brokers.values() if b.proc is not None]
-
-    def bootstrap(self) -> str:
-        return ",".join(b.bootstrap for b in self.live())
-
-    def json(self, path: str) -> dict[str, Any]:
-        data, _ = self.kazoo.get(path)
-        value: dict[str, Any] = json.loads(data)
-        return value
-
-    def controller_id(self) -> int | None:
-        if self.kazoo.exists("/controller") is None:
-            return None
-        return int(self.json("/controller")["brokerid"])
-
-    def kcat_metadata(self, broker: BrokerProcess, topic: str | None = None) -> dict[str, Any]:
-        args = ["-J", "-L", "-b", broker.bootstrap, "-m", "10"]
-        if topic is not None:
-            args += ["-t", topic]
-        done = run_kcat(args, timeout=30)
-        assert done.returncode == 0, done.stderr.decode(errors="replace")
-        value: dict[str, Any] = json.loads(done.stdout)
-        return value
-
-
-def eventually(check: Callable[[], bool], timeout_s: float, what: str) -> float:
-    """Poll ``check`` until true; the seconds it took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout_s:
-            raise AssertionError(f"{what}: not within {timeout_s} s")
-        time.sleep(0.05)
-    return time.monotonic() - start
-
-
-def produce_all(bootstrap: str, records: list[tuple[str, int | None, bytes]]) -> None:
-    """Produce with confluent-kafka and assert every record was delivered."""
-    errors: list[str] = []
-
-    def delivered(err: Any, message: Any) -> None:
-        if err is not None:
-            errors.append(f"{message.topic()}[{message.partition()}]: {err}")
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-    for topic, partition, value in records:
-        if partition is None:
-            producer.produce(topic, value, on_delivery=delivered)
-        else:
-            producer.produce(topic, value, partition=partition, on_delivery=delivered)
-    assert producer.flush(60) == 0
-    assert errors == []
-
-
-def broker_props(broker_id: int, zk_connect: str) -> dict[str, str]:
-    return {
-        "broker.id": str(broker_id),
-        "zookeeper.connect": zk_connect,
-        "zookeeper.session.timeout.ms": str(SESSION_MS),
-        "offsets.topic.num.partitions": "3",
-    }
-
-
-@pytest.fixture(scope="module")
-def cluster(
-    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Cluster]:
-    zk_connect = f"{zookeeper_server.connect_string}/franz-cluster-{uuid.uuid4().hex[:12]}"
-    base = Path(tmp_path_factory.mktemp("cluster"))
-    brokers: dict[int, BrokerProcess] = {}
-    try:
-        for broker_id in BROKER_IDS:
-            process = BrokerProcess(
-                base / f"broker-{broker_id}", broker_props(broker_id, zk_connect)
-            )
-            brokers[broker_id] = process.start()
-        c = Cluster(zk_connect, brokers)
-        try:
-            eventually(
-                lambda: len(c.kcat_metadata(brokers[1])["brokers"]) == 3,
-                30,
-                "broker 1 sees 3 brokers",
-            )
-            yield c
-        finally:
-            c.kazoo.stop()
-            c.kazoo.close()
-    finally:
-        for process in brokers.values():
-            process.stop()
+from tests.support.zookeeper import free_ports  # noqa: E402
 
 
 def test_kcat_and_confluent_kafka_see_three_brokers_and_one_controller(cluster: Cluster) -> None:

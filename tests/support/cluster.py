@@ -1,0 +1,131 @@
+"""Franz clusters for tests: ZooKeeper (a chroot of the session's server) and ``franz broker``
+processes, with kazoo to read the znodes and kcat to read the metadata.
+
+``start_cluster`` starts the brokers and waits until broker ``ids[0]`` sees them all; the
+``cluster`` fixture of ``tests/cluster/conftest.py`` is one such cluster per test module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Producer
+from kazoo.client import KazooClient
+
+from tests.support.broker import BrokerProcess
+from tests.support.clients import run_kcat
+
+SESSION_MS = 4000
+BROKER_IDS = (1, 2, 3)
+
+
+class Cluster:
+    def __init__(self, zk_connect: str, brokers: dict[int, BrokerProcess]) -> None:
+        self.zk_connect = zk_connect
+        self.brokers = brokers
+        hosts, _, chroot = zk_connect.partition("/")
+        self.kazoo = KazooClient(hosts=f"{hosts}/{chroot}")
+        self.kazoo.start(timeout=15)
+
+    def live(self) -> list[BrokerProcess]:
+        return [b for b in self.brokers.values() if b.proc is not None]
+
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.live())
+
+    def json(self, path: str) -> dict[str, Any]:
+        data, _ = self.kazoo.get(path)
+        value: dict[str, Any] = json.loads(data)
+        return value
+
+    def controller_id(self) -> int | None:
+        if self.kazoo.exists("/controller") is None:
+            return None
+        return int(self.json("/controller")["brokerid"])
+
+    def kcat_metadata(self, broker: BrokerProcess, topic: str | None = None) -> dict[str, Any]:
+        args = ["-J", "-L", "-b", broker.bootstrap, "-m", "10"]
+        if topic is not None:
+            args += ["-t", topic]
+        done = run_kcat(args, timeout=30)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        value: dict[str, Any] = json.loads(done.stdout)
+        return value
+
+
+def eventually(check: Callable[[], bool], timeout_s: float, what: str) -> float:
+    """Poll ``check`` until true; the seconds it took."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"{what}: not within {timeout_s} s")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def produce_all(bootstrap: str, records: list[tuple[str, int | None, bytes]]) -> None:
+    """Produce with confluent-kafka and assert every record was delivered."""
+    errors: list[str] = []
+
+    def delivered(err: Any, message: Any) -> None:
+        if err is not None:
+            errors.append(f"{message.topic()}[{message.partition()}]: {err}")
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for topic, partition, value in records:
+        if partition is None:
+            producer.produce(topic, value, on_delivery=delivered)
+        else:
+            producer.produce(topic, value, partition=partition, on_delivery=delivered)
+    assert producer.flush(60) == 0
+    assert errors == []
+
+
+def broker_props(broker_id: int, zk_connect: str) -> dict[str, str]:
+    return {
+        "broker.id": str(broker_id),
+        "zookeeper.connect": zk_connect,
+        "zookeeper.session.timeout.ms": str(SESSION_MS),
+        "offsets.topic.num.partitions": "3",
+    }
+
+
+def new_chroot(zookeeper_connect_string: str, prefix: str = "franz-cluster") -> str:
+    """``zookeeper.connect`` with a fresh chroot (the brokers create it)."""
+    return f"{zookeeper_connect_string}/{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@contextlib.contextmanager
+def start_cluster(
+    zk_connect: str,
+    base: Path,
+    ids: Sequence[int] = BROKER_IDS,
+    extra_props: Mapping[str, str] | None = None,
+) -> Iterator[Cluster]:
+    """Start one ``franz broker`` per id (``base/broker-<id>``), wait until the first sees them
+    all, yield the cluster, then stop every broker still running."""
+    brokers: dict[int, BrokerProcess] = {}
+    try:
+        for broker_id in ids:
+            props = {**broker_props(broker_id, zk_connect), **(extra_props or {})}
+            brokers[broker_id] = BrokerProcess(base / f"broker-{broker_id}", props).start()
+        c = Cluster(zk_connect, brokers)
+        try:
+            eventually(
+                lambda: len(c.kcat_metadata(brokers[ids[0]])["brokers"]) == len(ids),
+                30,
+                f"broker {ids[0]} sees {len(ids)} brokers",
+            )
+            yield c
+        finally:
+            c.kazoo.stop()
+            c.kazoo.close()
+    finally:
+        for process in brokers.values():
+            process.stop()
