@@ -171,7 +171,9 @@ def test_zookeeper_content_is_kafkas_znode_json(cluster: Cluster) -> None:
     assert int(epoch) >= 1
     cluster_id = cluster.json("/cluster/id")
     assert set(cluster_id) == {"version", "id"} and cluster_id["version"] == "1"
-    topic = cluster.json("/brokers/topics/orders")
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    admin.create_topics([NewTopic("znodes", 2, 3)], operation_timeout=30)["znodes"].result(60)
+    topic = cluster.json("/brokers/topics/znodes")
     assert set(topic) == {
         "partitions",
         "topic_id",
@@ -180,7 +182,7 @@ def test_zookeeper_content_is_kafkas_znode_json(cluster: Cluster) -> None:
         "version",
     }
     assert topic["version"] == 3 and len(topic["topic_id"]) == 22
-    config = cluster.json("/config/topics/orders")
+    config = cluster.json("/config/topics/znodes")
     assert config == {"version": 1, "config": {}}
     meta = (cluster.brokers[2].data_dir / "logs" / "meta.properties").read_text()
     assert f"cluster.id={cluster_id['id']}" in meta
