@@ -2,7 +2,7 @@
 and Kafka's own perf-test tools (ProducerPerformance, ConsumerPerformance).
 
 Everything runs from Apache Kafka's jars, copied from Maven Central into
-``${FRANZ_REFERENCE_CACHE:-~/.cache/franz-reference}/kafka-<version>/libs`` by
+``${FRANZ_REFERENCE_CACHE:-~/.cache/franz-reference}/kafka-<version>-<pom hash>/libs`` by
 ``scripts/fetch-kafka-reference.sh`` (the version is ``tests/reference/pom.xml``'s). The bench
 never fetches them itself: :func:`kafka_libs` raises :class:`KafkaUnavailable`, whose message
 says how to fetch them, and the suite skips the Kafka rows with that message.
@@ -32,6 +32,7 @@ Every JVM runs under ``setpriv --pdeathsig KILL`` so none outlives the bench.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -117,7 +118,9 @@ def kafka_libs() -> Path:
     if shutil.which("java") is None:
         raise KafkaUnavailable("java not found: run scripts/setup.sh (it installs Java 17)")
     cache = Path(os.environ.get("FRANZ_REFERENCE_CACHE") or Path.home() / ".cache/franz-reference")
-    dest = cache / f"kafka-{kafka_version()}"
+    # The fetch script's dir name: the version and the pom's SHA-256 prefix.
+    digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:12]
+    dest = cache / f"kafka-{kafka_version()}-{digest}"
     if not (dest / ".complete").exists():
         raise KafkaUnavailable(
             f"Apache Kafka's jars are not in {dest}/libs: fetch them with "

@@ -2,9 +2,9 @@
 
 Everything runs from one class path, Apache Kafka's jars copied from Maven Central by
 ``scripts/fetch-kafka-reference.sh`` (``tests/reference/pom.xml``: ``kafka_2.13`` and
-``kafka-tools`` at the version pinned there, into ``~/.cache/franz-reference/kafka-<v>/libs``;
-``scripts/setup.sh`` runs it, and ``reference_libs()`` runs it again lazily, failing with
-mvn's output if it cannot fetch).
+``kafka-tools`` at the version pinned there, into
+``~/.cache/franz-reference/kafka-<v>-<pom hash>/libs``; ``scripts/setup.sh`` runs it, and
+``reference_libs()`` runs it again lazily, failing with mvn's output if it cannot fetch).
 
 - The ZooKeeper the brokers use is the test session's (``tests/support/zookeeper.py``, the
   ``zookeeper_server`` fixture of ``tests/conftest.py``, shared with ``tests/cluster``).
