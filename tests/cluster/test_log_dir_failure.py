@@ -39,6 +39,8 @@ TOPIC = "ld"
 #: Broker 1 first (the preferred leader) in every partition; its logs alternate big, small.
 ASSIGNMENT = [[1, 2, 3], [1, 3, 2], [1, 2, 3], [1, 3, 2]]
 NOTIFICATIONS = "/log_dir_event_notification"
+SOLE = "ld-sole"
+LEADER_NOT_AVAILABLE = 5
 
 
 @contextlib.contextmanager
@@ -116,6 +118,15 @@ def test_log_dir_failure_moves_leadership_off_the_failed_dir_and_the_other_dir_s
         on_big = sorted(int(d.name.rsplit("-", 1)[1]) for d in big.glob(f"{TOPIC}-*"))
         assert on_small and on_big and sorted(on_small + on_big) == [0, 1, 2, 3]
         produce_all(cluster.bootstrap(), [(TOPIC, p, b"before-%d" % p) for p in range(4)])
+        # RF 1 on broker 1: one partition per dir (the emptier dir, big on a tie).
+        new = NewTopic(SOLE, 2, replica_assignment=[[1], [1]])
+        admin.create_topics([new])[SOLE].result(30)
+        eventually(
+            lambda: [p.leader_id for p in _partitions(b2.bootstrap, SOLE).values()] == [1, 1],
+            30,
+            "broker 1 leads the RF 1 topic",
+        )
+        (sole_small,) = (int(d.name.rsplit("-", 1)[1]) for d in small.glob(f"{SOLE}-*"))
 
         # The failure: small fills up under a produce to one of its partitions.
         filler = fill_with_a_file(small)
@@ -137,6 +148,17 @@ def test_log_dir_failure_moves_leadership_off_the_failed_dir_and_the_other_dir_s
             ) and all(parts[p].leader_id == 1 and not parts[p].offline_replicas for p in on_big)
 
         eventually(moved, 30, "leaders of the failed dir's partitions moved off broker 1")
+        # With no other replica, the RF 1 partition on the failed dir has no leader:
+        # LEADER_NOT_AVAILABLE, broker 1 offline; its sibling on big is served.
+        eventually(
+            lambda: _partitions(b2.bootstrap, SOLE)[sole_small].leader_id == -1,
+            15,
+            "the RF 1 partition on the failed dir loses its leader",
+        )
+        sole = _partitions(b2.bootstrap, SOLE)
+        assert sole[sole_small].error_code == LEADER_NOT_AVAILABLE
+        assert list(sole[sole_small].offline_replicas) == [1]
+        assert sole[1 - sole_small].error_code == 0 and sole[1 - sole_small].leader_id == 1
         took = time.monotonic() - failed_at
         print(f"log dir failure -> new leaders in metadata: {took:.2f} s")
         # Within seconds, and not through broker 1's session: it is still registered.
