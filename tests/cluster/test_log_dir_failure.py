@@ -8,7 +8,7 @@ LeaderAndIsr for all of broker 1's replicas, takes the KAFKA_STORAGE_ERROR ones 
 elects leaders on brokers 2 and 3, within seconds (broker 1 stays registered: no session
 timeout is involved). Metadata then lists broker 1 among the offline replicas of those
 partitions, clients produce to and consume from the new leaders, and broker 1 keeps serving
-``big``.
+``big``. Notifications the controller cannot act on are deleted all the same.
 """
 
 from __future__ import annotations
@@ -212,5 +212,17 @@ def test_log_dir_failure_moves_leadership_off_the_failed_dir_and_the_other_dir_s
         produce_all(cluster.bootstrap(), [("ld-later", 0, b"on-big")])
         got = consume_with("confluent-kafka", cluster.bootstrap(), "ld-later", [0], 1)
         assert [r.value for r in got] == [b"on-big"]
+
+        # Notifications the controller cannot act on (garbage, an unknown broker) are logged
+        # and deleted like the others.
+        for data in (b"not json", b'{"version":1,"broker":9,"event":1}'):
+            cluster.kazoo.create(f"{NOTIFICATIONS}/log_dir_event_", data, sequence=True)
+        eventually(
+            lambda: cluster.kazoo.get_children(NOTIFICATIONS) == [],
+            15,
+            "the controller deletes notifications it cannot act on",
+        )
+        assert cluster.controller_id() == controller
         filler.unlink()
-        assert "Traceback" not in b1.output(), b1.output()
+        for broker in cluster.brokers.values():
+            assert "Traceback" not in broker.output(), broker.output()

@@ -345,6 +345,11 @@ class Controller:
         self._epoch = epoch
         ctx = self._ctx = ControllerContext(epoch=epoch.epoch, epoch_zk_version=epoch.zk_version)
         self._register_watches()
+        # Kafka's deleteLogDirEventNotifications: the LeaderAndIsr every replica gets below
+        # finds the replicas on failed log dirs anyway.
+        await self._delete_log_dir_event_notifications(
+            await self.zk.zk.get_children(LogDirEventNotificationZNode.path)
+        )
         self._channel = ControllerChannelManager(
             self.post, self.sender_config, inter_broker_listener=self.inter_broker_listener
         )
@@ -613,8 +618,6 @@ class Controller:
         KAFKA_STORAGE_ERROR for those on the failed dir; ``_process_leader_and_isr_response``
         takes them offline), then delete the notifications (fenced)."""
         ctx = self.ctx
-        epoch = self._epoch
-        assert epoch is not None
         children, brokers = await read_log_dir_event_notifications(self.zk)
         try:
             live = [b for b in brokers if b in ctx.live_or_shutting_down_broker_ids]
@@ -627,11 +630,15 @@ class Controller:
                 replicas = ctx.replicas_on_brokers(live)
                 await self.handle(replica_state_changes(ctx, replicas, ReplicaState.ONLINE_REPLICA))
         finally:
-            if children:
-                await self.zk.fenced_multi(
-                    epoch,
-                    [DeleteOp(f"{LogDirEventNotificationZNode.path}/{c}") for c in children],
-                )
+            await self._delete_log_dir_event_notifications(children)
+
+    async def _delete_log_dir_event_notifications(self, children: list[str]) -> None:
+        epoch = self._epoch
+        assert epoch is not None
+        if children:
+            await self.zk.fenced_multi(
+                epoch, [DeleteOp(f"{LogDirEventNotificationZNode.path}/{c}") for c in children]
+            )
 
     async def _process_leader_and_isr_response(self, event: LeaderAndIsrResponseReceived) -> None:
         """``processLeaderAndIsrResponseReceived``: KAFKA_STORAGE_ERROR partitions are on a
