@@ -9,8 +9,8 @@ or already recorded in ZooKeeper but not in the metadata cache yet (its leaders 
 Kafka's TOPIC_ALREADY_EXISTS), answers LEADER_NOT_AVAILABLE at the topic level with no
 partitions; without auto-creation such a topic is UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 Topics requested by id (v10+) that do not exist get UNKNOWN_TOPIC_ID; invalid names
-INVALID_TOPIC_EXCEPTION. A partition whose log dir failed
-has no leader (LEADER_NOT_AVAILABLE, leader -1, this broker offline).
+INVALID_TOPIC_EXCEPTION. A partition whose log dir failed has no leader (LEADER_NOT_AVAILABLE,
+leader -1, this broker offline).
 
 Everything described comes from the metadata cache (``franz.metadata.cache``), as Kafka's
 ``KafkaApis.handleTopicMetadataRequest`` reads its ``MetadataCache``; only auto-creation goes

@@ -1,5 +1,5 @@
-"""Notifications (``/isr_change_notification``), admin requests (``/admin/...``),
-``/latest_producer_id_block`` and ``/feature``."""
+"""Notifications (``/isr_change_notification``, ``/log_dir_event_notification``), admin
+requests (``/admin/...``), ``/latest_producer_id_block`` and ``/feature``."""
 
 from __future__ import annotations
 
