@@ -312,8 +312,35 @@ class Broker:
             await self.zk.zk.close()
 
     def _on_log_dir_failure(self, directory: Path) -> None:
-        """A log dir failed: its partitions lose their leader in the metadata cache."""
+        """A log dir failed (its logs are offline already: ``LogManager``).
+
+        Embedded mode: its partitions lose their leader in the metadata cache. Cluster mode,
+        as Kafka's ``ReplicaManager.handleLogDirFailure``: the replicas of the dir answer
+        KAFKA_STORAGE_ERROR from now on (LeaderAndIsr included), and the controller is told
+        through ``/log_dir_event_notification`` (``propagateLogDirEvent``), so that it asks
+        this broker about all its replicas and moves leadership off the failed ones.
+        """
         self.topic_manager.publish_metadata()
+        if self.zk is None or self._halting or self.zk_session is None:
+            # Before registration: the controller's first LeaderAndIsr learns it anyway.
+            return
+        log.warning(
+            "broker %d stopped serving replicas in dir %s; telling the controller",
+            self.broker_id,
+            directory,
+        )
+        task = asyncio.get_running_loop().create_task(self._propagate_log_dir_event())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _propagate_log_dir_event(self) -> None:
+        assert self.zk is not None
+        try:
+            path = await self.zk.propagate_log_dir_event(self.broker_id)
+        except Exception:
+            log.exception("could not write the log dir event notification")
+            return
+        log.info("log dir event notification %s written", path)
 
     def _publish_live_brokers(self) -> None:
         """Register this broker, the only live one, in the metadata cache (once listening:

@@ -536,16 +536,18 @@ class TopicManager:
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
         """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None.
 
-        Cluster mode: the creation goes on in the background and None is returned, so this
-        Metadata answers UNKNOWN_TOPIC_OR_PARTITION and the client retries until the
-        controller has made the leaders (Kafka answers LEADER_NOT_AVAILABLE there; a topic
-        with no partitions yet would look like an existing, empty one)."""
+        Cluster mode: the creation goes on in the background (the controller elects the
+        leaders, then its UpdateMetadata fills the metadata cache) and the record is returned
+        at once; a topic already recorded (created by another broker or a CreateTopics, its
+        leaders not in the cache yet) returns its record too. The Metadata handler answers
+        both with LEADER_NOT_AVAILABLE until the cache has the topic, as Kafka's
+        ``AutoTopicCreationManager.createTopicsInZk`` turns TOPIC_ALREADY_EXISTS and the
+        zero-timeout REQUEST_TIMED_OUT into LEADER_NOT_AVAILABLE."""
         if not self.config.get("auto.create.topics.enable") or self.is_internal(name):
             return None
         if self.cluster is not None:
-            if name not in self.store.topics():
-                self.create_topic(name)
-            return None
+            existing = self.store.topics().get(name)
+            return existing if existing is not None else self.create_topic(name)
         return self.create_topic(name)
 
     def delete_topic(self, name: str) -> None:

@@ -127,7 +127,9 @@ class ReplicaManager:
         """Apply LeaderAndIsr partition states (Kafka's ``becomeLeaderOrFollower``); return
         the partitions that failed, each with its error (the response's non-NONE codes).
 
-        Per partition, as Kafka: a leader epoch older than the replica's, or equal to it,
+        Per partition, as Kafka: a replica whose log dir failed gets KAFKA_STORAGE_ERROR
+        first (``HostedPartition.Offline``; the controller then takes it offline); then a
+        leader epoch older than the replica's, or equal to it,
         gets STALE_CONTROLLER_EPOCH and is not applied (Kafka 3.9's controller bumps the
         leader epoch with every leader or ISR change it sends; a new controller re-sending
         the current state is ignored); then a state that does not list this broker among its
@@ -146,6 +148,13 @@ class ReplicaManager:
         for state in states:
             tp = TopicPartition(state.topic_name, state.partition_index)
             partition = self.partitions.get(tp)
+            if partition is not None and partition.log.offline:
+                # Kafka's HostedPartition.Offline, checked before anything else: the
+                # controller learns from this code that the replica's log dir failed.
+                errors[tp] = KafkaStorageError(
+                    f"the log dir of {tp} ({partition.log.dir.parent}) is offline"
+                )
+                continue
             if partition is not None and state.leader_epoch <= partition.leader_epoch:
                 errors[tp] = StaleControllerEpochError(
                     f"LeaderAndIsr for {tp} with leader epoch {state.leader_epoch}, not newer "
@@ -174,6 +183,8 @@ class ReplicaManager:
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
         partition_log = self.log_manager.get_or_create_log(tp, topic_id=topic_id)
+        if partition_log.offline:
+            raise KafkaStorageError(f"the log dir of {tp} ({partition_log.dir.parent}) is offline")
         partition = Partition(
             tp,
             topic_id,

@@ -34,6 +34,7 @@ from franz.metadata.znodes import (
     ControllerRegistration,
     ControllerZNode,
     DeleteTopicsTopicZNode,
+    LogDirEventNotificationSequenceZNode,
     PartitionState,
     TopicAssignment,
     TopicPartitionStateZNode,
@@ -335,6 +336,18 @@ class KafkaZkClient:
         await self.zk.delete_recursive(ConfigEntityZNode.path("topics", topic))
         with contextlib.suppress(NoNodeZkError):
             await self.zk.delete(DeleteTopicsTopicZNode.path(topic))
+
+    # ------------------------------------------------------------------ log dir events
+    async def propagate_log_dir_event(self, broker_id: int) -> str:
+        """``propagateLogDirEvent``: a sequential ``/log_dir_event_notification/log_dir_event_``
+        naming ``broker_id``, for the controller (``LogDirEventNotificationHandler``); returns
+        the created path."""
+        return await self.zk.create(
+            LogDirEventNotificationSequenceZNode.create_path,
+            LogDirEventNotificationSequenceZNode.encode(broker_id),
+            sequence=True,
+            makepath=True,
+        )
 
     # ------------------------------------------------------------------ configs
     async def get_entity_configs(self, entity_type: str, entity: str) -> dict[str, str]:

@@ -104,7 +104,7 @@ class _Fuzzer:
 
 #: The APIs this embedded broker serves to clients. The controller's requests (LeaderAndIsr,
 #: StopReplica, UpdateMetadata) are served only in cluster mode; an embedded broker closes
-#: the connection on them.
+#: the connection on them (``tests/cluster/test_controller_api_null_arrays.py`` fuzzes them).
 CLIENT_APIS = sorted(k for k in HANDLERS if k in SUPPORTED_APIS)
 
 

@@ -3,9 +3,14 @@
 Requested topics that do not exist are created when both ``auto.create.topics.enable`` and
 the request's ``allow_auto_topic_creation`` (v4+; always true before) say so. In single-node
 mode creation is synchronous, so the new topic is described in the same response instead of
-Kafka's first LEADER_NOT_AVAILABLE. Topics requested by id (v10+) that do not exist get
-UNKNOWN_TOPIC_ID; invalid names INVALID_TOPIC_EXCEPTION. A partition whose log dir failed
-has no leader (LEADER_NOT_AVAILABLE, leader -1, this broker offline).
+Kafka's first LEADER_NOT_AVAILABLE. In cluster mode, as Kafka 3.9's ZooKeeper-mode broker
+(``getTopicMetadata`` -> ``AutoTopicCreationManager.createTopicsInZk``), a topic so created,
+or already recorded in ZooKeeper but not in the metadata cache yet (its leaders not elected:
+Kafka's TOPIC_ALREADY_EXISTS), answers LEADER_NOT_AVAILABLE at the topic level with no
+partitions; without auto-creation such a topic is UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+Topics requested by id (v10+) that do not exist get UNKNOWN_TOPIC_ID; invalid names
+INVALID_TOPIC_EXCEPTION. A partition whose log dir failed has no leader (LEADER_NOT_AVAILABLE,
+leader -1, this broker offline).
 
 Everything described comes from the metadata cache (``franz.metadata.cache``), as Kafka's
 ``KafkaApis.handleTopicMetadataRequest`` reads its ``MetadataCache``; only auto-creation goes
@@ -72,6 +77,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     exists = services.topic_manager.maybe_auto_create(name) is not None
                 except ApiError as exc:
                     results.append(_error_topic(name, None, error_code_for(exc)))
+                    continue
+                if exists and not cache.contains(name):
+                    # Cluster mode: created (or being created), no leaders in the cache yet.
+                    results.append(_error_topic(name, None, ErrorCode.LEADER_NOT_AVAILABLE))
                     continue
             if not exists:
                 results.append(_error_topic(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))

@@ -28,6 +28,7 @@ as Kafka's ``handleStateChanges`` does.
 Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``TopicChange`` (new
 topics), ``PartitionModifications`` (partitions added to a topic), ``TopicDeletion`` and its
 StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
+``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
 ``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica offline),
 ``UpdateMetadataResponseReceived`` (logged). The other events of ``franz.controller.events``
 are logged as not handled yet.
@@ -50,6 +51,7 @@ from franz.controller.events import (
     ControllerEvent,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
+    LogDirEventNotification,
     PartitionModifications,
     TopicChange,
     TopicDeletion,
@@ -63,6 +65,7 @@ from franz.controller.shell.zk_reads import (
     read_brokers_and_epochs,
     read_isr_change_notifications,
     read_leadership,
+    read_log_dir_event_notifications,
     replica_assignment,
     state_from_leadership,
     with_topic_id,
@@ -82,6 +85,7 @@ from franz.metadata.znodes import (
     BrokerIdsZNode,
     DeleteTopicsZNode,
     IsrChangeNotificationZNode,
+    LogDirEventNotificationZNode,
     TopicAssignment,
     TopicsZNode,
     TopicZNode,
@@ -233,6 +237,8 @@ class Controller:
                 await self.deletion.process_stop_replica_response(event)
             elif isinstance(event, IsrChangeNotification):
                 await self._process_isr_change_notification()
+            elif isinstance(event, LogDirEventNotification):
+                await self._process_log_dir_event_notification()
             elif isinstance(event, LeaderAndIsrResponseReceived):
                 await self._process_leader_and_isr_response(event)
             elif isinstance(event, UpdateMetadataResponseReceived):
@@ -339,6 +345,11 @@ class Controller:
         self._epoch = epoch
         ctx = self._ctx = ControllerContext(epoch=epoch.epoch, epoch_zk_version=epoch.zk_version)
         self._register_watches()
+        # Kafka's deleteLogDirEventNotifications: the LeaderAndIsr every replica gets below
+        # finds the replicas on failed log dirs anyway.
+        await self._delete_log_dir_event_notifications(
+            await self.zk.zk.get_children(LogDirEventNotificationZNode.path)
+        )
         self._channel = ControllerChannelManager(
             self.post, self.sender_config, inter_broker_listener=self.inter_broker_listener
         )
@@ -392,6 +403,10 @@ class Controller:
         self.zk.watch_children(
             IsrChangeNotificationZNode.path,
             lambda children: self.post(IsrChangeNotification()) if children else None,
+        )
+        self.zk.watch_children(
+            LogDirEventNotificationZNode.path,
+            lambda children: self.post(LogDirEventNotification()) if children else None,
         )
 
     async def _add_topic(self, topic: str, assignment: TopicAssignment) -> None:
@@ -596,6 +611,34 @@ class Controller:
                     epoch,
                     [DeleteOp(f"{IsrChangeNotificationZNode.path}/{c}") for c in children],
                 )
+
+    async def _process_log_dir_event_notification(self) -> None:
+        """``processLogDirEventNotification``: for every broker named, ``onBrokerLogDirFailure``
+        (its replicas -> OnlineReplica: a LeaderAndIsr for each, so that the broker answers
+        KAFKA_STORAGE_ERROR for those on the failed dir; ``_process_leader_and_isr_response``
+        takes them offline), then delete the notifications (fenced)."""
+        ctx = self.ctx
+        children, brokers = await read_log_dir_event_notifications(self.zk)
+        try:
+            live = [b for b in brokers if b in ctx.live_or_shutting_down_broker_ids]
+            if live:
+                log.info(
+                    "controller %d: handling log directory failure for brokers %s",
+                    self.controller_id,
+                    ",".join(str(b) for b in live),
+                )
+                replicas = ctx.replicas_on_brokers(live)
+                await self.handle(replica_state_changes(ctx, replicas, ReplicaState.ONLINE_REPLICA))
+        finally:
+            await self._delete_log_dir_event_notifications(children)
+
+    async def _delete_log_dir_event_notifications(self, children: list[str]) -> None:
+        epoch = self._epoch
+        assert epoch is not None
+        if children:
+            await self.zk.fenced_multi(
+                epoch, [DeleteOp(f"{LogDirEventNotificationZNode.path}/{c}") for c in children]
+            )
 
     async def _process_leader_and_isr_response(self, event: LeaderAndIsrResponseReceived) -> None:
         """``processLeaderAndIsrResponseReceived``: KAFKA_STORAGE_ERROR partitions are on a

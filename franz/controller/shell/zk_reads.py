@@ -27,6 +27,8 @@ from franz.metadata.znodes import (
     BrokerInfo,
     IsrChangeNotificationSequenceZNode,
     IsrChangeNotificationZNode,
+    LogDirEventNotificationSequenceZNode,
+    LogDirEventNotificationZNode,
     PartitionState,
     TopicAssignment,
     ZNodeDecodeError,
@@ -39,6 +41,7 @@ __all__ = [
     "read_brokers_and_epochs",
     "read_isr_change_notifications",
     "read_leadership",
+    "read_log_dir_event_notifications",
     "replica_assignment",
     "state_from_leadership",
 ]
@@ -161,3 +164,25 @@ async def read_isr_change_notifications(
             continue
         partitions.update(TopicPartition(t, p) for t, p in decoded)
     return children, partitions
+
+
+async def read_log_dir_event_notifications(zk: KafkaZkClient) -> tuple[list[str], list[int]]:
+    """The children of ``/log_dir_event_notification`` and the brokers they name, in order and
+    without repeats (Kafka's ``getAllLogDirEventNotifications`` +
+    ``getBrokerIdFromLogDirEvents``); an undecodable notification is logged and still
+    returned, to be deleted with the others."""
+    children = await zk.zk.get_children(LogDirEventNotificationZNode.path)
+    brokers: list[int] = []
+    for child in children:
+        path = f"{LogDirEventNotificationZNode.path}/{child}"
+        found = await zk.zk.get_or_none(path)
+        if found is None:
+            continue
+        try:
+            broker_id = LogDirEventNotificationSequenceZNode.decode(path, found[0])
+        except ZNodeDecodeError as exc:
+            log.error("%s", exc)
+            continue
+        if broker_id not in brokers:
+            brokers.append(broker_id)
+    return children, brokers

@@ -1,5 +1,5 @@
-"""Notifications (``/isr_change_notification``), admin requests (``/admin/...``),
-``/latest_producer_id_block`` and ``/feature``."""
+"""Notifications (``/isr_change_notification``, ``/log_dir_event_notification``), admin
+requests (``/admin/...``), ``/latest_producer_id_block`` and ``/feature``."""
 
 from __future__ import annotations
 
@@ -59,6 +59,40 @@ class IsrChangeNotificationSequenceZNode:
     @staticmethod
     def decode(path: str, data: bytes | None) -> list[tuple[str, int]]:
         return _decode_partitions(path, data)
+
+
+class LogDirEventNotificationZNode:
+    """``/log_dir_event_notification``: brokers announce failed log dirs here (KIP-112)."""
+
+    path: Final = "/log_dir_event_notification"
+
+
+class LogDirEventNotificationSequenceZNode:
+    """``/log_dir_event_notification/log_dir_event_<seq>`` (persistent sequential), written by
+    a broker one of whose log dirs failed (``KafkaZkClient.propagateLogDirEvent``)::
+
+    {"version":1,"broker":1,"event":1}
+
+    ``event`` 1 is ``LogDirFailureEvent``, the only kind. Kafka reads only ``broker``."""
+
+    prefix: Final = "log_dir_event_"
+    create_path: Final = f"{LogDirEventNotificationZNode.path}/{prefix}"
+    LOG_DIR_FAILURE_EVENT: Final = 1
+
+    @staticmethod
+    def encode(broker_id: int) -> bytes:
+        return jackson_bytes(
+            {
+                "version": 1,
+                "broker": broker_id,
+                "event": LogDirEventNotificationSequenceZNode.LOG_DIR_FAILURE_EVENT,
+            }
+        )
+
+    @staticmethod
+    def decode(path: str, data: bytes | None) -> int:
+        """The broker id the notification names."""
+        return get_int(path, as_object(path, parse(path, data)), "broker")
 
 
 class PreferredReplicaElectionZNode:

@@ -83,6 +83,26 @@ def test_no_online_log_dir_is_a_storage_error(manager: ReplicaManager) -> None:
     assert TopicPartition("orders", 0) not in manager.partitions
 
 
+def test_a_replica_on_a_failed_log_dir_answers_storage_error_before_its_epoch_is_checked(
+    tmp_path: Path, open_manager: Callable[..., LogManager]
+) -> None:
+    # Kafka's HostedPartition.Offline: the controller's LeaderAndIsr after a log dir event
+    # carries the current leader epoch, and must still learn that the replica is offline.
+    log_manager = open_manager([tmp_path / "a", tmp_path / "b"])
+    manager = ReplicaManager(log_manager, broker_id=0)
+    assert manager.become_leader_or_follower([state(0), state(1)], IDS) == {}
+    failed = manager.partitions[TopicPartition("orders", 0)].log.dir.parent
+    log_manager.handle_log_dir_failure(failed, OSError(5, "EIO"))
+    errors = manager.become_leader_or_follower([state(0), state(1)], IDS)
+    assert {tp: e.code for tp, e in errors.items()} == {
+        TopicPartition("orders", 0): ErrorCode.KAFKA_STORAGE_ERROR,
+        TopicPartition("orders", 1): ErrorCode.STALE_CONTROLLER_EPOCH,
+    }
+    # A newer epoch (the controller moved leadership away) is refused likewise.
+    errors = manager.become_leader_or_follower([state(0, leader=1, epoch=1, replicas=(1, 0))], IDS)
+    assert errors[TopicPartition("orders", 0)].code == ErrorCode.KAFKA_STORAGE_ERROR
+
+
 class Recorder:
     """A leadership listener that records what it heard."""
 

@@ -20,6 +20,7 @@ from franz.metadata.znodes import (
     ControllerZNode,
     FeatureZNode,
     IsrChangeNotificationSequenceZNode,
+    LogDirEventNotificationSequenceZNode,
     PartitionState,
     PreferredReplicaElectionZNode,
     ProducerIdBlock,
@@ -162,6 +163,19 @@ def test_notifications_and_admin_znodes():
     data = ReassignPartitionsZNode.encode(reassign)
     assert data == b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}'
     assert ReassignPartitionsZNode.decode(data) == reassign
+
+
+def test_log_dir_event_notification_znode():
+    # Kafka's LogDirEventNotificationSequenceZNode.encode: Map(version, broker, event).
+    data = LogDirEventNotificationSequenceZNode.encode(7)
+    assert data == b'{"version":1,"broker":7,"event":1}'
+    path = "/log_dir_event_notification/log_dir_event_0000000000"
+    assert LogDirEventNotificationSequenceZNode.decode(path, data) == 7
+    assert LogDirEventNotificationSequenceZNode.create_path == (
+        "/log_dir_event_notification/log_dir_event_"
+    )
+    with pytest.raises(ZNodeDecodeError):
+        LogDirEventNotificationSequenceZNode.decode(path, b'{"version":1}')
 
 
 def test_producer_id_block_bounds_are_strings():
