@@ -36,6 +36,32 @@ METADATA_FILE: Final = "franz-metadata.json"
 _VERSION: Final = 1
 
 
+#: Sorted keys, no indent: ``json``'s C encoder (``_encode``).
+_ENCODER: Final = json.JSONEncoder(sort_keys=True)
+
+
+def _encode(data: dict[str, Any]) -> str:
+    """The file's text: sorted keys, one line per top-level key and per topic.
+
+    Each line is encoded by ``json``'s C encoder; ``indent=`` would select its pure-Python
+    encoder, whose cost per rewrite (one per topic created) grew with the topics already
+    there until it dominated CreateTopics on a broker with a few thousand partitions
+    (issue 16).
+    """
+    lines = []
+    for key in sorted(data):
+        value = data[key]
+        if key == "topics" and value:
+            topics = ",\n".join(
+                f"  {_ENCODER.encode(name)}: {_ENCODER.encode(body)}"
+                for name, body in sorted(value.items())
+            )
+            lines.append(f" {_ENCODER.encode(key)}: {{\n{topics}\n }}")
+        else:
+            lines.append(f" {_ENCODER.encode(key)}: {_ENCODER.encode(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 class LocalMetadataStore:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / METADATA_FILE
@@ -105,7 +131,7 @@ class LocalMetadataStore:
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with tmp.open("w") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
+                f.write(_encode(data))
                 f.flush()
                 os.fsync(f.fileno())
         except OSError:
