@@ -1,15 +1,16 @@
 """Embedded single-node metadata: one JSON file under the first log dir.
 
 File ``<log.dir>/franz-metadata.json``, rewritten atomically (write to ``.tmp``, fsync,
-rename, fsync the dir) on every change::
+rename, fsync the dir) on every change; sorted keys, one line per topic::
 
-    {"version": 1,
+    {
+     "broker_configs": {"<default>": {"log.retention.ms": "3600000"}},
      "next_producer_id": 1000,
-     "topics": {"events": {"topic_id": "<base64url uuid>",
-                           "partitions": {"0": [0], "1": [0]},
-                           "configs": {"retention.ms": "3600000"}}},
-     "broker_configs": {"<default>": {"log.retention.ms": "3600000"},
-                        "0": {"max.connections": "100"}}}
+     "topics": {
+      "events": {"configs": {}, "partitions": {"0": [0], "1": [0]}, "topic_id": "<base64url>"}
+     },
+     "version": 1
+    }
 
 Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
 configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
