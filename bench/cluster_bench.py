@@ -214,6 +214,8 @@ class CreateRun:
     partitions: int
     created_s: float
     visible_s: float
+    #: Partitions the earlier runs of this system left on the brokers (runs accumulate).
+    before: int = 0
 
     @property
     def partitions_s(self) -> float:
@@ -285,6 +287,7 @@ class Results(Findings):
                         system,
                         f"{i}",
                         f"{r.topics} x {r.partitions}",
+                        f"{r.before:,}",
                         f"{r.created_s:.2f}",
                         f"{r.visible_s:.2f}",
                         f"{r.partitions_s:,.0f}",
@@ -296,6 +299,7 @@ class Results(Findings):
                         system,
                         f"median of {len(runs)}",
                         "",
+                        "",
                         f"{statistics.median(r.created_s for r in runs):.2f}",
                         f"{statistics.median(r.visible_s for r in runs):.2f}",
                         f"{statistics.median(r.partitions_s for r in runs):,.0f}",
@@ -306,12 +310,13 @@ class Results(Findings):
                 "system",
                 "run",
                 "topics x partitions",
+                "partitions already there",
                 "futures done s",
                 "all metadata s",
                 "partitions/s",
             ],
             rows,
-            "lllrrr",
+            "lllrrrr",
         )
 
     def markdown(self) -> str:
@@ -629,12 +634,23 @@ class Bench:
     ) -> None:
         cfg = self.cfg
         names = [f"bench-{i}-{t:03d}" for t in range(cfg.topics)]
-        print(f"  {system}: CreateTopics {cfg.topics} x {cfg.partitions} (run {i + 1})", flush=True)
+        print(
+            f"  {system}: CreateTopics {cfg.topics} x {cfg.partitions} (run {i + 1}, "
+            f"{i * cfg.topics * cfg.partitions} partitions already there)",
+            flush=True,
+        )
         started = time.monotonic()
         created_s = create_topics(bootstrap, names, cfg.partitions, rf)
         expected = dict.fromkeys(names, cfg.partitions)
         visible_s = wait_for(lambda: visible(expected), 300, "every partition's leader", started)
-        run = CreateRun(system, cfg.topics, cfg.partitions, created_s, visible_s)
+        run = CreateRun(
+            system,
+            cfg.topics,
+            cfg.partitions,
+            created_s,
+            visible_s,
+            before=i * cfg.topics * cfg.partitions,
+        )
         self.results.creates.append(run)
         print(
             f"  {system}: futures done {created_s:.2f} s, every broker's metadata "

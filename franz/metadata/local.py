@@ -1,15 +1,16 @@
 """Embedded single-node metadata: one JSON file under the first log dir.
 
 File ``<log.dir>/franz-metadata.json``, rewritten atomically (write to ``.tmp``, fsync,
-rename, fsync the dir) on every change::
+rename, fsync the dir) on every change; sorted keys, one line per topic::
 
-    {"version": 1,
+    {
+     "broker_configs": {"<default>": {"log.retention.ms": "3600000"}},
      "next_producer_id": 1000,
-     "topics": {"events": {"topic_id": "<base64url uuid>",
-                           "partitions": {"0": [0], "1": [0]},
-                           "configs": {"retention.ms": "3600000"}}},
-     "broker_configs": {"<default>": {"log.retention.ms": "3600000"},
-                        "0": {"max.connections": "100"}}}
+     "topics": {
+      "events": {"configs": {}, "partitions": {"0": [0], "1": [0]}, "topic_id": "<base64url>"}
+     },
+     "version": 1
+    }
 
 Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
 configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
@@ -36,12 +37,49 @@ METADATA_FILE: Final = "franz-metadata.json"
 _VERSION: Final = 1
 
 
+#: Sorted keys, no indent: ``json``'s C encoder (``_topic_line``, ``_encode``).
+_ENCODER: Final = json.JSONEncoder(sort_keys=True)
+
+
+def _topic_line(record: TopicRecord) -> str:
+    """One topic's line of the file (its key and body)."""
+    body = {
+        "topic_id": uuid_to_str(record.topic_id),
+        "partitions": {str(p): r for p, r in sorted(record.assignment.items())},
+        "configs": record.configs,
+    }
+    return f"  {_ENCODER.encode(record.name)}: {_ENCODER.encode(body)}"
+
+
+def _encode(fields: dict[str, Any], topic_lines: list[str]) -> str:
+    """The file's text: sorted keys, one line per top-level key and per topic (``topic_lines``,
+    sorted by name).
+
+    Each line is encoded by ``json``'s C encoder; ``indent=`` would select its pure-Python
+    encoder, whose cost per rewrite (one per topic created) grew with the topics already
+    there until it dominated CreateTopics on a broker with a few thousand partitions
+    (issue 16).
+    """
+    lines = []
+    for key in sorted([*fields, "topics"]):
+        if key != "topics":
+            lines.append(f" {_ENCODER.encode(key)}: {_ENCODER.encode(fields[key])}")
+        elif topic_lines:
+            lines.append(' "topics": {\n' + ",\n".join(topic_lines) + "\n }")
+        else:
+            lines.append(' "topics": {}')
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 class LocalMetadataStore:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / METADATA_FILE
         self._topics: dict[str, TopicRecord] = {}
         self._next_producer_id = 0
         self._broker_configs: dict[str, dict[str, str]] = {}
+        #: Each topic's line of the file: a rewrite encodes only the topic that changed
+        #: (records are replaced, never changed in place).
+        self._lines: dict[str, str] = {}
 
     def load(self) -> None:
         try:
@@ -50,6 +88,7 @@ class LocalMetadataStore:
             self._topics = {}
             self._next_producer_id = 0
             self._broker_configs = {}
+            self._lines = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -67,45 +106,46 @@ class LocalMetadataStore:
             str(entity): {str(k): str(v) for k, v in configs.items()}
             for entity, configs in data.get("broker_configs", {}).items()
         }
+        self._lines = {name: _topic_line(record) for name, record in self._topics.items()}
 
     def _commit(
         self,
         topics: dict[str, TopicRecord],
         next_producer_id: int,
         broker_configs: dict[str, dict[str, str]] | None = None,
+        *,
+        changed: str | None = None,
     ) -> None:
-        """Write the new state, then adopt it: a failed write leaves memory as it was."""
+        """Write the new state, then adopt it: a failed write leaves memory as it was.
+        ``changed``: the one topic whose record differs from the current state."""
         if broker_configs is None:
             broker_configs = self._broker_configs
-        self._save(topics, next_producer_id, broker_configs)
+        lines = dict(self._lines)
+        if changed is not None:
+            record = topics.get(changed)
+            if record is None:
+                lines.pop(changed, None)
+            else:
+                lines[changed] = _topic_line(record)
+        self._save(lines, next_producer_id, broker_configs)
+        self._lines = lines
         self._topics = topics
         self._next_producer_id = next_producer_id
         self._broker_configs = broker_configs
 
     def _save(
         self,
-        topics: dict[str, TopicRecord],
+        lines: dict[str, str],
         next_producer_id: int,
         broker_configs: dict[str, dict[str, str]],
     ) -> None:
-        data: dict[str, Any] = {
-            "version": _VERSION,
-            "next_producer_id": next_producer_id,
-            "topics": {
-                name: {
-                    "topic_id": uuid_to_str(record.topic_id),
-                    "partitions": {str(p): r for p, r in sorted(record.assignment.items())},
-                    "configs": record.configs,
-                }
-                for name, record in sorted(topics.items())
-            },
-        }
+        fields: dict[str, Any] = {"version": _VERSION, "next_producer_id": next_producer_id}
         if broker_configs:
-            data["broker_configs"] = broker_configs
+            fields["broker_configs"] = broker_configs
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with tmp.open("w") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
+                f.write(_encode(fields, [lines[name] for name in sorted(lines)]))
                 f.flush()
                 os.fsync(f.fileno())
         except OSError:
@@ -124,22 +164,24 @@ class LocalMetadataStore:
     def create_topic(self, record: TopicRecord) -> None:
         if record.name in self._topics:
             raise TopicAlreadyExistsError(f"Topic '{record.name}' already exists.")
-        self._commit({**self._topics, record.name: record}, self._next_producer_id)
+        self._commit(
+            {**self._topics, record.name: record}, self._next_producer_id, changed=record.name
+        )
 
     def delete_topic(self, name: str) -> None:
         self._require(name)
         topics = {n: r for n, r in self._topics.items() if n != name}
-        self._commit(topics, self._next_producer_id)
+        self._commit(topics, self._next_producer_id, changed=name)
 
     def add_partitions(self, name: str, assignment: dict[int, list[int]]) -> None:
         record = self._require(name)
         changed = dataclasses.replace(record, assignment={**record.assignment, **assignment})
-        self._commit({**self._topics, name: changed}, self._next_producer_id)
+        self._commit({**self._topics, name: changed}, self._next_producer_id, changed=name)
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         record = self._require(name)
         changed = dataclasses.replace(record, configs=dict(configs))
-        self._commit({**self._topics, name: changed}, self._next_producer_id)
+        self._commit({**self._topics, name: changed}, self._next_producer_id, changed=name)
 
     def broker_configs(self, entity: str) -> dict[str, str]:
         return dict(self._broker_configs.get(entity, {}))

@@ -299,12 +299,7 @@ class LogManager:
         live = self.live_dirs
         if not live:
             raise KafkaStorageError(f"cannot create {tp}: no log dir is online")
-        counts = {d: 0 for d in live}
-        for existing_log in self._logs.values():
-            parent = existing_log.dir.parent
-            if parent in counts:
-                counts[parent] += 1
-        directory = min(live, key=lambda d: (counts[d], live.index(d)))
+        directory = self._next_log_dir(live)
         try:
             created = Log(
                 directory / tp.dir_name,
@@ -323,6 +318,25 @@ class LogManager:
         self._logs[tp] = created
         log.info("created log for %s in %s", tp, directory)
         return created
+
+    def _next_log_dir(self, live: list[Path]) -> Path:
+        """Kafka's ``LogManager.nextLogDirs``: the only live dir, else the live dir holding
+        the fewest partitions (the first in ``log.dirs`` order on a tie).
+
+        Counting walks every log, so it is done only when there is a choice: with one dir a
+        creation costs the same however many partitions the broker already has (a count per
+        creation made CreateTopics slow down as partitions accumulated, issue 16). The count
+        compares path strings: ``Path.parent`` and ``Path.__hash__`` per log cost more than
+        the rest of a creation once there are a few thousand logs.
+        """
+        if len(live) == 1:
+            return live[0]
+        counts = dict.fromkeys(map(str, live), 0)
+        for existing_log in self._logs.values():
+            parent = os.path.dirname(existing_log.dir)
+            if parent in counts:
+                counts[parent] += 1
+        return min(live, key=lambda d: (counts[str(d)], live.index(d)))
 
     def delete_log(self, tp: TopicPartition) -> bool:
         """Remove a partition: its dir is renamed ``*-delete`` at once, then removed."""

@@ -183,3 +183,40 @@ def test_offline_replica_end_to_end_stop_replica_and_shrunk_isr():
     assert set(lai) == {1, 2}
     state = lai[1].topic_states[0].partition_states[0]
     assert (state.leader, state.isr, state.leader_epoch, state.partition_epoch) == (1, (1, 2), 2, 3)
+
+
+def test_new_topic_requests_carry_only_the_new_partitions():
+    # Kafka's onNewPartitionCreation: LeaderAndIsr and UpdateMetadata name the new topic's
+    # partitions only, however many partitions the cluster already has (each broker's
+    # metadata cache merges them into what it knows).
+    ctx = cluster()
+    for tp in (T0, T1):
+        lead(ctx, tp, tp.partition + 1, (1, 2, 3))
+        ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
+    new_id = uuid.UUID(int=7)
+    ctx.add_topic("new", new_id, {0: ReplicaAssignment((3, 1, 2)), 1: ReplicaAssignment((1, 2, 3))})
+    new = sorted(ctx.partitions_for_topic("new"))
+    replicas = ctx.replicas_for_partitions(new)
+    steps = (
+        lambda: partition_state_changes(ctx, new, PartitionState.NEW_PARTITION, controller_id=9),
+        lambda: replica_state_changes(ctx, replicas, ReplicaState.NEW_REPLICA),
+        lambda: partition_state_changes(ctx, new, PartitionState.ONLINE_PARTITION, controller_id=9),
+        lambda: replica_state_changes(ctx, replicas, ReplicaState.ONLINE_REPLICA),
+    )
+    requests = []
+    for step in steps:
+        change = step()
+        assert not change.failures
+        change.apply(ctx)
+        batch = ControllerBrokerRequestBatch(controller_id=9)
+        batch.new_batch(ctx)
+        batch.add(change.requests())
+        requests += batch.send_requests_to_brokers(ctx.epoch)
+    update_metadata = [r for r in requests if isinstance(r.request, UpdateMetadataRequest)]
+    assert sorted(r.broker_id for r in update_metadata) == [1, 2, 3]
+    for r in requests:
+        assert isinstance(r.request, (LeaderAndIsrRequest, UpdateMetadataRequest))
+        assert [
+            (t.topic_name, t.topic_id, sorted(p.partition_index for p in t.partition_states))
+            for t in r.request.topic_states
+        ] == [("new", new_id, [0, 1])]

@@ -57,6 +57,48 @@ def test_no_file_means_no_topics(tmp_path: Path) -> None:
     assert store.allocate_producer_ids(10) == 0
 
 
+def test_file_is_json_with_one_line_per_topic(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.create_topic(record("b-topic", 2, retention_ms="1000"))
+    store.create_topic(TopicRecord("a-topic", uuid.UUID(int=5), {0: [0]}))
+    store.set_broker_configs("<default>", {"log.retention.ms": "60000"})
+    text = store.path.read_text()
+    assert json.loads(text) == {
+        "version": 1,
+        "next_producer_id": 0,
+        "topics": {
+            "a-topic": {
+                "topic_id": uuid_to_str(uuid.UUID(int=5)),
+                "partitions": {"0": [0]},
+                "configs": {},
+            },
+            "b-topic": {
+                "topic_id": uuid_to_str(TOPIC_ID),
+                "partitions": {"0": [0], "1": [0]},
+                "configs": {"retention.ms": "1000"},
+            },
+        },
+        "broker_configs": {"<default>": {"log.retention.ms": "60000"}},
+    }
+    topic_lines = [line for line in text.splitlines() if "topic_id" in line]
+    assert [line.split(":")[0].strip() for line in topic_lines] == ['"a-topic"', '"b-topic"']
+
+
+def test_rewrite_reflects_every_topic_as_it_is_now(tmp_path: Path) -> None:
+    # Each rewrite encodes only the topic that changed and keeps the others' lines.
+    store = open_store(tmp_path)
+    store.create_topic(record("a", 1))
+    store.create_topic(record("b", 1))
+    store.set_topic_configs("a", {"retention.ms": "5"})
+    store.add_partitions("b", {1: [0]})
+    store.create_topic(record("c", 1))
+    store.delete_topic("c")
+    assert snapshot(open_store(tmp_path)) == {
+        "a": (TOPIC_ID, {0: [0]}, {"retention.ms": "5"}),
+        "b": (TOPIC_ID, {0: [0], 1: [0]}, {}),
+    }
+
+
 def test_round_trip_through_the_file(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     store.create_topic(record("events", 3, retention_ms="3600000", cleanup_policy="compact"))
