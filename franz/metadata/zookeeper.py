@@ -421,9 +421,9 @@ class ZooKeeperClient:
                 )
             except TimeoutError:
                 raise self._timed_out(path) from None
-            except ZooKeeperConnectionLossError:
+            except ZooKeeperConnectionLossError as exc:
                 if self._closed or loop.time() >= deadline:
-                    raise
+                    raise self._timed_out(path) from exc
                 log.info("ZooKeeper connection lost during a request at %s; retrying", path)
                 await asyncio.sleep(0.05)
 

@@ -10,6 +10,7 @@ controller exists, every broker's metadata agrees, and topics can be created and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -27,6 +28,11 @@ pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from franz.metadata.zookeeper import (
+    ZooKeeperClient,
+    ZooKeeperConfig,
+    ZooKeeperConnectionError,
+)
 from tests.support.cluster import (
     BROKER_IDS,
     SESSION_MS,
@@ -373,3 +379,61 @@ def test_ensemble_losing_its_leader_keeps_the_cluster_working(tmp_path: Path) ->
                     traffic.stop()
     finally:
         ensemble.stop()
+
+
+# ------------------------------------------------------------------ the client alone
+
+
+def test_zookeeper_requests_wait_for_the_connection_within_a_bound(
+    own_zookeeper: ZooKeeperServer,
+) -> None:
+    """A request made while ZooKeeper is paused waits for it and succeeds when it comes
+    back within ``zookeeper.connection.timeout.ms``; past that it fails with
+    ``ZooKeeperConnectionError``; the event loop keeps running meanwhile."""
+    assert own_zookeeper.proc is not None
+    pid = own_zookeeper.proc.pid
+    config = ZooKeeperConfig(
+        f"{own_zookeeper.connect_string}/client",
+        session_timeout_ms=4000,
+        connection_timeout_ms=3000,
+    )
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        client = ZooKeeperClient(config)
+        await client.start()
+        stalls: list[float] = []
+
+        async def tick() -> None:
+            while True:
+                before = loop.time()
+                await asyncio.sleep(0.05)
+                stalls.append(loop.time() - before - 0.05)
+
+        ticker = loop.create_task(tick())
+        try:
+            await client.create("/x", b"1")
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                pending = loop.create_task(client.get("/x"))
+                await asyncio.sleep(1.5)
+                assert not pending.done()
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            assert (await pending)[0] == b"1"
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                started = loop.time()
+                with pytest.raises(ZooKeeperConnectionError):
+                    await client.get("/x")
+                took = loop.time() - started
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            # At most the session timeout for the answer, then the connection timeout.
+            assert 2.5 < took < 4 + 3 + 3, took
+            assert max(stalls) < 1.0, max(stalls)
+        finally:
+            ticker.cancel()
+            await client.close()
+
+    asyncio.run(asyncio.wait_for(run(), 60))
