@@ -11,6 +11,7 @@ controller exists, every broker's metadata agrees, and topics can be created and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -26,7 +27,19 @@ pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e 
 pytest.importorskip("confluent_kafka")
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
+from kio.schema.describe_configs.v4.request import (
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+)
+from kio.static.primitive import i8
 
 from franz.metadata.zookeeper import (
     ZooKeeperClient,
@@ -40,6 +53,7 @@ from tests.support.cluster import (
     eventually,
     start_cluster,
 )
+from tests.support.wire import WireClient
 from tests.support.zookeeper import (
     ZooKeeperEnsemble,
     ZooKeeperServer,
@@ -252,10 +266,46 @@ def assert_cluster_healthy(cluster: Cluster, tag: str) -> dict[int, int]:
         30,
         f"{name} led on every broker's metadata",
     )
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    # The config change notification watches work again on every broker.
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()}, logger=CLIENT_LOG)
+    resource = ConfigResource(
+        ResourceType.TOPIC,
+        name,
+        incremental_configs=[
+            ConfigEntry("retention.ms", "654321", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    for broker_id in BROKER_IDS:
+        eventually(
+            lambda b=broker_id: described(cluster, b, name, "retention.ms") == "654321",
+            20,
+            f"broker {broker_id} describes {name}'s new retention.ms",
+        )
     admin.delete_topics([name], operation_timeout=30)[name].result(60)
     eventually(lambda: cluster.kazoo.exists(f"/brokers/topics/{name}") is None, 30, "deleted")
     return agreed
+
+
+def described(cluster: Cluster, broker_id: int, topic: str, key: str) -> str | None:
+    """``key`` of ``topic`` as broker ``broker_id`` describes it (DescribeConfigs)."""
+    client = WireClient.connect(cluster.brokers[broker_id].bootstrap)
+    try:
+        response = client.request(
+            DescribeConfigsRequest(
+                resources=(
+                    DescribeConfigsResource(
+                        resource_type=i8(2), resource_name=topic, configuration_keys=(key,)
+                    ),
+                ),
+                include_synonyms=False,
+                include_documentation=False,
+            )
+        )
+    finally:
+        client.close()
+    (result,) = response.results
+    return {c.name: c.value for c in result.configs}.get(key)
 
 
 def assert_create_topics_times_out(cluster: Cluster) -> None:
@@ -289,48 +339,57 @@ def own_zookeeper(tmp_path: Path) -> Iterator[ZooKeeperServer]:
         server.stop()
 
 
-@pytest.mark.parametrize("pause_ms", [SESSION_MS // 2, SESSION_MS * 2], ids=["short", "long"])
+@contextlib.contextmanager
+def paused(server: ZooKeeperServer, pause_ms: int) -> Iterator[None]:
+    """ZooKeeper stopped (SIGSTOP) for ``pause_ms`` (at least the body's time)."""
+    assert server.proc is not None
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    started = time.monotonic()
+    try:
+        yield
+        time.sleep(max(0.0, pause_ms / 1000 - (time.monotonic() - started)))
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+
+
 def test_zookeeper_paused_brokers_keep_serving_and_recover(
-    own_zookeeper: ZooKeeperServer, tmp_path: Path, pause_ms: int
+    own_zookeeper: ZooKeeperServer, tmp_path: Path
 ) -> None:
+    """Paused for half the session timeout, then for twice it, under traffic."""
     zk_connect = f"{own_zookeeper.connect_string}/franz"
     with start_cluster(zk_connect, tmp_path / "brokers") as cluster:
         topic_leaders = create_led_everywhere(cluster)
         traffic = Traffic(cluster.bootstrap(), TOPIC, PARTITIONS).start()
         try:
             traffic.wait_for_deliveries(5, 30)
-            assert own_zookeeper.proc is not None
-            os.kill(own_zookeeper.proc.pid, signal.SIGSTOP)
-            try:
-                # Brokers keep serving what they lead while ZooKeeper does not answer.
-                paused_at = time.monotonic()
-                traffic.wait_for_deliveries(5, pause_ms / 1000)
-                if pause_ms > SESSION_MS:
-                    assert_create_topics_times_out(cluster)
-                else:
-                    # Waits for ZooKeeper (within zookeeper.connection.timeout.ms), then works.
-                    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
-                    pending = admin.create_topics(
-                        [NewTopic("during-pause", 3, 3)], operation_timeout=30, request_timeout=60
-                    )["during-pause"]
-                time.sleep(max(0.0, pause_ms / 1000 - (time.monotonic() - paused_at)))
-            finally:
-                os.kill(own_zookeeper.proc.pid, signal.SIGCONT)
+            # Shorter than the session timeout. Brokers keep serving what they lead; a
+            # CreateTopics sent meanwhile waits for ZooKeeper (within
+            # zookeeper.connection.timeout.ms) and works once it is back.
+            with paused(own_zookeeper, SESSION_MS // 2):
+                traffic.wait_for_deliveries(5, SESSION_MS / 2000)
+                admin = AdminClient({"bootstrap.servers": cluster.bootstrap()}, logger=CLIENT_LOG)
+                pending = admin.create_topics(
+                    [NewTopic("during-pause", 3, 3)], operation_timeout=30, request_timeout=60
+                )["during-pause"]
             traffic.wait_for_deliveries(5, 30)
-            if pause_ms < SESSION_MS:
-                pending.result(60)
-                assert len(cluster.json("/brokers/topics/during-pause")["partitions"]) == 3
-            tag = "short" if pause_ms < SESSION_MS else "long"
-            after = assert_cluster_healthy(cluster, tag)
-            expired = [b for b in BROKER_IDS if EXPIRED in cluster.brokers[b].output()]
-            if pause_ms > SESSION_MS:
-                # Every broker lost its connection; ZooKeeper expires the sessions on SIGCONT
-                # unless a reconnection wins the race with its session tracker (seen: never).
-                assert all(SUSPENDED in cluster.brokers[b].output() for b in BROKER_IDS)
-                print(f"sessions expired: brokers {expired}")
-            if not expired:
-                # The sessions survived (a short pause on a machine not starved): nothing moved.
+            pending.result(60)
+            assert len(cluster.json("/brokers/topics/during-pause")["partitions"]) == 3
+            after = assert_cluster_healthy(cluster, "short")
+            if not [b for b in BROKER_IDS if EXPIRED in cluster.brokers[b].output()]:
+                # The sessions survived (on a machine not starved they do): nothing moved.
                 assert after == topic_leaders
+            # Longer than the session timeout: brokers keep serving; CreateTopics times out.
+            logged = {b: len(cluster.brokers[b].output()) for b in BROKER_IDS}
+            with paused(own_zookeeper, SESSION_MS * 2):
+                traffic.wait_for_deliveries(5, SESSION_MS / 1000)
+                assert_create_topics_times_out(cluster)
+            traffic.wait_for_deliveries(5, 30)
+            after = assert_cluster_healthy(cluster, "long")
+            since = {b: cluster.brokers[b].output()[logged[b] :] for b in BROKER_IDS}
+            # Every broker lost its connection; ZooKeeper expires the sessions on SIGCONT
+            # unless a reconnection wins the race with its session tracker (seen: never).
+            assert all(SUSPENDED in since[b] for b in BROKER_IDS)
+            print(f"sessions expired: brokers {[b for b in BROKER_IDS if EXPIRED in since[b]]}")
             # Sessions expired: the first broker to register again becomes the controller
             # and, as Kafka's does, sees the others dead for a moment and takes over their
             # leaderships (which, without replication yet, starts from an empty log).
