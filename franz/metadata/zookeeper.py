@@ -8,6 +8,11 @@ Concurrency rules:
 * Requests use kazoo's ``*_async`` calls (an ``IAsyncResult`` bridged to an asyncio future
   with ``rawlink``), so nothing blocks the loop; only ``start``/``stop``, which kazoo offers
   only as blocking calls, run in the default executor.
+* ZooKeeper lost: a request waits for the connection and is sent again after a
+  ConnectionLoss (a retried create may then find its own node: NodeExists, as in Kafka), at
+  most ``zookeeper.connection.timeout.ms`` in all, then fails with
+  ``ZooKeeperConnectionError``; an answer is awaited at most the session timeout. kazoo
+  reconnects at most about a second apart (``_reconnect_policy``).
 * kazoo's exceptions are mapped to the ``ZooKeeperError`` family below, so callers never
   import kazoo. A multi-op (``multi``) returns its results, or raises the *first failing*
   operation's error (kazoo's ``commit`` returns a list with exceptions and never raises).
