@@ -22,6 +22,11 @@ turns the change into leaders (LeaderAndIsr) and tells every broker (UpdateMetad
   it processed (Kafka's ``ZkConfigManager`` / ``ZkNodeChangeNotificationListener``), then
   applies it through ``on_topic_configs``. Broker-entity notifications are not applied yet
   (dynamic broker configs are per broker in cluster mode, ``franz.metadata.mirror``).
+* ZooKeeper unavailable: every ZooKeeper request gives up after
+  ``zookeeper.connection.timeout.ms`` without a connection (``franz.metadata.zookeeper``);
+  the request's topics then get REQUEST_TIMED_OUT (retriable: the client tries again once
+  ZooKeeper is back; Kafka's ``ZooKeeperClientTimeoutException`` surfaces the same way to
+  its admin clients, which time out), never a request left hanging.
 
 Replication is not there yet (next issue): followers hold empty logs and acks=all on a topic
 with a replication factor above 1 does not wait for them.
@@ -32,8 +37,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from functools import wraps
+from typing import Any, Final, ParamSpec, TypeVar
 
 from franz.controller.assignment import (
     BrokerMetadata,
@@ -59,6 +65,11 @@ from franz.metadata.znodes import (
     TopicZNode,
     ZNodeDecodeError,
 )
+from franz.metadata.zookeeper import (
+    ZooKeeperConnectionError,
+    ZooKeeperConnectionLossError,
+    ZooKeeperSessionExpiredError,
+)
 from franz.protocol.kafka_uuid import random_uuid
 
 __all__ = ["ClusterTopicAdmin"]
@@ -67,6 +78,28 @@ log = logging.getLogger(__name__)
 
 #: How often a waiting request looks at the metadata cache again.
 _POLL_S: Final = 0.02
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _times_out_without_zookeeper(
+    method: Callable[_P, Awaitable[_T]],
+) -> Callable[_P, Coroutine[Any, Any, _T]]:
+    """ZooKeeper unreachable (or the session lost mid-request) -> REQUEST_TIMED_OUT."""
+
+    @wraps(method)
+    async def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return await method(*args, **kwargs)
+        except (
+            ZooKeeperConnectionError,
+            ZooKeeperConnectionLossError,
+            ZooKeeperSessionExpiredError,
+        ) as exc:
+            raise RequestTimedOutError(f"ZooKeeper is not available: {exc}") from exc
+
+    return run
 
 
 class ClusterTopicAdmin:
@@ -178,6 +211,7 @@ class ClusterTopicAdmin:
 
     # -- creation ---------------------------------------------------------------------------
 
+    @_times_out_without_zookeeper
     async def assignment(
         self,
         num_partitions: int,
@@ -197,6 +231,7 @@ class ClusterTopicAdmin:
         brokers = await self.brokers()
         return dict(assign_replicas_to_brokers(brokers, num_partitions, replication_factor))
 
+    @_times_out_without_zookeeper
     async def create(self, record: TopicRecord, timeout_ms: int | None) -> None:
         """Write the topic; then (``timeout_ms`` not None) wait for its leaders."""
         if await self.zk.zk.exists(TopicZNode.path(record.name)) is not None:
@@ -246,6 +281,7 @@ class ClusterTopicAdmin:
 
     # -- deletion and partitions -------------------------------------------------------------
 
+    @_times_out_without_zookeeper
     async def delete(self, name: str, timeout_ms: int) -> None:
         if await self.zk.zk.exists(TopicZNode.path(name)) is None:
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
@@ -253,6 +289,7 @@ class ClusterTopicAdmin:
         log.info("topic %s marked for deletion", name)
         await self._wait(lambda: not self.cache.contains(name), timeout_ms, f"deletion of {name}")
 
+    @_times_out_without_zookeeper
     async def create_partitions(
         self,
         name: str,
@@ -277,6 +314,7 @@ class ClusterTopicAdmin:
             lambda: self._has_leaders(name, count), timeout_ms, f"leaders of {name}'s partitions"
         )
 
+    @_times_out_without_zookeeper
     async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         await self.store.set_topic_configs(name, configs)
 

@@ -46,6 +46,7 @@ from franz.metadata.zookeeper import (
     BadVersionError,
     CheckOp,
     CreateOp,
+    DeleteOp,
     NodeExistsZkError,
     NoNodeZkError,
     Op,
@@ -210,6 +211,13 @@ class KafkaZkClient:
         stat = results[1]
         assert isinstance(stat, Stat)
         return ControllerEpoch(new_epoch, stat.version)
+
+    async def delete_controller(self, epoch: ControllerEpoch) -> None:
+        """Delete ``/controller`` if ``/controller_epoch`` is still ``epoch``'s (Kafka's
+        ``deleteController(expectedControllerEpochZkVersion)``): every broker then runs the
+        election again. Gone already: nothing to do; a newer epoch: ``ControllerMovedError``."""
+        with contextlib.suppress(NoNodeZkError):
+            await self.fenced_multi(epoch, [DeleteOp(ControllerZNode.path)])
 
     async def fenced_multi(self, epoch: ControllerEpoch, ops: Iterable[Op]) -> list[object]:
         """Run ``ops`` as one multi-op guarded by a check of ``/controller_epoch``'s version;

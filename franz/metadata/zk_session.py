@@ -162,5 +162,24 @@ class ZkBrokerSession:
             self._spawn(self._reregister_and_reelect)
 
     async def _reregister_and_reelect(self) -> None:
-        self.broker_epoch = await self.client.register_broker(self.info)
-        await self.elect()
+        """Register again and re-run the election, retrying while ZooKeeper fails (a broker
+        that gave up here would stay unregistered, and with no ``/controller`` change left
+        to watch, possibly no controller would be elected at all), until this session
+        expires too (the next CONNECTED starts over) or the broker stops."""
+        delay_s = 0.1
+        while not self._stopped and not self._expired:
+            try:
+                if self.broker_epoch < 0:
+                    self.broker_epoch = await self.client.register_broker(self.info)
+                await self.elect()
+                return
+            except ZooKeeperError as exc:
+                log.warning(
+                    "broker %d: registration or election after a new ZooKeeper session "
+                    "failed, retrying in %.1f s: %s",
+                    self.info.broker_id,
+                    delay_s,
+                    exc,
+                )
+            await asyncio.sleep(delay_s)
+            delay_s = min(2 * delay_s, 2.0)

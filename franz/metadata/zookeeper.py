@@ -8,6 +8,11 @@ Concurrency rules:
 * Requests use kazoo's ``*_async`` calls (an ``IAsyncResult`` bridged to an asyncio future
   with ``rawlink``), so nothing blocks the loop; only ``start``/``stop``, which kazoo offers
   only as blocking calls, run in the default executor.
+* ZooKeeper lost: a request waits for the connection and is sent again after a
+  ConnectionLoss (a retried create may then find its own node: NodeExists, as in Kafka), at
+  most ``zookeeper.connection.timeout.ms`` in all, then fails with
+  ``ZooKeeperConnectionError``; an answer is awaited at most the session timeout. kazoo
+  reconnects at most about a second apart (``_reconnect_policy``).
 * kazoo's exceptions are mapped to the ``ZooKeeperError`` family below, so callers never
   import kazoo. A multi-op (``multi``) returns its results, or raises the *first failing*
   operation's error (kazoo's ``commit`` returns a list with exceptions and never raises).
@@ -37,6 +42,7 @@ from kazoo.exceptions import (
     BadVersionError as KazooBadVersionError,
 )
 from kazoo.exceptions import (
+    ConnectionLoss,
     KazooException,
     NodeExistsError,
     NoNodeError,
@@ -48,6 +54,7 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.retry import KazooRetry
 
 from franz.errors import FranzError
 
@@ -65,6 +72,7 @@ __all__ = [
     "ZooKeeperClient",
     "ZooKeeperConfig",
     "ZooKeeperConnectionError",
+    "ZooKeeperConnectionLossError",
     "ZooKeeperError",
     "ZooKeeperSessionExpiredError",
 ]
@@ -107,7 +115,13 @@ class ZooKeeperSessionExpiredError(ZooKeeperError):
 
 
 class ZooKeeperConnectionError(ZooKeeperError):
-    """No ZooKeeper server answered within ``zookeeper.connection.timeout.ms``."""
+    """No ZooKeeper server answered within ``zookeeper.connection.timeout.ms`` (at start, or
+    for a request made while the connection is down: Kafka's
+    ``ZooKeeperClientTimeoutException``)."""
+
+
+class ZooKeeperConnectionLossError(ZooKeeperError):
+    """The connection dropped while a request was in flight (its outcome is unknown)."""
 
 
 def _map_error(exc: BaseException, path: str | None) -> BaseException:
@@ -120,6 +134,8 @@ def _map_error(exc: BaseException, path: str | None) -> BaseException:
         return BadVersionError(f"KeeperErrorCode = BadVersion{where}", path)
     if isinstance(exc, NotEmptyError):
         return NotEmptyZkError(f"KeeperErrorCode = Directory not empty{where}", path)
+    if isinstance(exc, ConnectionLoss):
+        return ZooKeeperConnectionLossError(f"KeeperErrorCode = ConnectionLoss{where}", path)
     if isinstance(exc, SessionExpiredError):
         return ZooKeeperSessionExpiredError(f"KeeperErrorCode = Session expired{where}", path)
     if isinstance(exc, (ZookeeperError, KazooException)):
@@ -218,6 +234,14 @@ class ZooKeeperConfig:
 StateListener = Callable[[SessionState], None]
 
 
+def _reconnect_policy() -> KazooRetry:
+    """kazoo retries a lost connection forever, but its default backoff doubles up to an
+    hour between attempts, so a broker would take minutes to notice that ZooKeeper came back
+    after a long outage. ZooKeeper's Java client (Kafka's) tries the next server at once and
+    sleeps at most about a second between rounds: do the same."""
+    return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_jitter=0.2, max_delay=1.0)
+
+
 # --------------------------------------------------------------------------- the client
 class ZooKeeperClient:
     """One ZooKeeper session (renewed by kazoo after expiry), driven from one event loop."""
@@ -241,6 +265,7 @@ class ZooKeeperClient:
         client = KazooClient(
             hosts=self.config.hosts + self.config.chroot,
             timeout=self.config.session_timeout_ms / 1000,
+            connection_retry=_reconnect_policy(),
         )
         await self._run_blocking(lambda: self._start_kazoo(client))
         client.add_listener(self._on_kazoo_state)
@@ -379,8 +404,44 @@ class ZooKeeperClient:
         except KazooException as exc:  # raised synchronously, e.g. when not connected
             raise _map_error(exc, args[0] if args else None) from exc
 
+    async def _request(self, path: str | None, issue: Callable[[], Any]) -> Any:
+        """Run one request (``issue()`` returns kazoo's async result), as Kafka's
+        ``ZooKeeperClient.handleRequests`` with ``KafkaZkClient.retryRequestsUntilConnected``:
+        wait until connected, send, and send again after a ConnectionLoss; give up with
+        ``ZooKeeperConnectionError`` once ``zookeeper.connection.timeout.ms`` passed without
+        a connection. An answer is awaited at most the session timeout (kazoo reports a dead
+        connection within it), so no caller waits forever on a lost ZooKeeper."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.effective_connection_timeout_ms / 1000
+        while True:
+            # kazoo's own flag, safe to read from any thread: no race with posted states.
+            while not self._client.connected:
+                if self._closed or loop.time() >= deadline:
+                    raise self._timed_out(path)
+                await asyncio.sleep(0.05)
+            try:
+                return await asyncio.wait_for(
+                    self._await(issue(), path),
+                    max(self.config.session_timeout_ms / 1000, deadline - loop.time()),
+                )
+            except TimeoutError:
+                raise self._timed_out(path) from None
+            except ZooKeeperConnectionLossError as exc:
+                if self._closed or loop.time() >= deadline:
+                    raise self._timed_out(path) from exc
+                log.info("ZooKeeper connection lost during a request at %s; retrying", path)
+                await asyncio.sleep(0.05)
+
+    def _timed_out(self, path: str | None) -> ZooKeeperConnectionError:
+        where = f" at {path}" if path else ""
+        return ZooKeeperConnectionError(
+            f"Timed out waiting for connection to ZooKeeper{where} "
+            f"(zookeeper.connection.timeout.ms={self.config.effective_connection_timeout_ms})",
+            path,
+        )
+
     async def get(self, path: str) -> tuple[bytes, Stat]:
-        data, stat = await self._await(self._call("get_async", path), path)
+        data, stat = await self._request(path, lambda: self._call("get_async", path))
         return data if data is not None else b"", _stat(stat)
 
     async def get_or_none(self, path: str) -> tuple[bytes, Stat] | None:
@@ -390,11 +451,11 @@ class ZooKeeperClient:
             return None
 
     async def exists(self, path: str) -> Stat | None:
-        stat = await self._await(self._call("exists_async", path), path)
+        stat = await self._request(path, lambda: self._call("exists_async", path))
         return None if stat is None else _stat(stat)
 
     async def get_children(self, path: str) -> list[str]:
-        children = await self._await(self._call("get_children_async", path), path)
+        children = await self._request(path, lambda: self._call("get_children_async", path))
         return sorted(children)
 
     async def create(
@@ -407,22 +468,28 @@ class ZooKeeperClient:
         makepath: bool = False,
     ) -> str:
         """Create ``path``; returns the created path (with the sequence suffix)."""
-        result = self._call(
-            "create_async",
-            path,
-            data if data is not None else b"",
-            ephemeral=ephemeral,
-            sequence=sequence,
-            makepath=makepath,
+        return str(
+            await self._request(
+                path,
+                lambda: self._call(
+                    "create_async",
+                    path,
+                    data if data is not None else b"",
+                    ephemeral=ephemeral,
+                    sequence=sequence,
+                    makepath=makepath,
+                ),
+            )
         )
-        return str(await self._await(result, path))
 
     async def set(self, path: str, data: bytes, version: int = -1) -> Stat:
         """Set ``path``'s data if its version is ``version`` (-1: any); returns the new stat."""
-        return _stat(await self._await(self._call("set_async", path, data, version), path))
+        return _stat(
+            await self._request(path, lambda: self._call("set_async", path, data, version))
+        )
 
     async def delete(self, path: str, version: int = -1) -> None:
-        await self._await(self._call("delete_async", path, version), path)
+        await self._request(path, lambda: self._call("delete_async", path, version))
 
     async def delete_recursive(self, path: str) -> None:
         """Delete ``path`` and its subtree (children first); a missing path is fine."""
@@ -436,22 +503,28 @@ class ZooKeeperClient:
             await self.delete(path)
 
     async def ensure_path(self, path: str) -> None:
-        await self._await(self._call("ensure_path_async", path), path)
+        await self._request(path, lambda: self._call("ensure_path_async", path))
 
     async def multi(self, ops: Sequence[Op]) -> list[Any]:
         """Run ``ops`` atomically (ZooKeeper's multi). Returns kazoo's per-op results (True,
         a ``Stat``, or the created path) or raises the first failing op's error, mapped."""
-        txn = self._client.transaction()
-        for op in ops:
-            if isinstance(op, CreateOp):
-                txn.create(op.path, op.data or b"", ephemeral=op.ephemeral, sequence=op.sequence)
-            elif isinstance(op, SetDataOp):
-                txn.set_data(op.path, op.data, op.version)
-            elif isinstance(op, DeleteOp):
-                txn.delete(op.path, op.version)
-            else:
-                txn.check(op.path, op.version)
-        results = await self._await(txn.commit_async(), None)
+
+        def commit() -> Any:
+            txn = self._client.transaction()
+            for op in ops:
+                if isinstance(op, CreateOp):
+                    txn.create(
+                        op.path, op.data or b"", ephemeral=op.ephemeral, sequence=op.sequence
+                    )
+                elif isinstance(op, SetDataOp):
+                    txn.set_data(op.path, op.data, op.version)
+                elif isinstance(op, DeleteOp):
+                    txn.delete(op.path, op.version)
+                else:
+                    txn.check(op.path, op.version)
+            return txn.commit_async()
+
+        results = await self._request(None, commit)
         for op, result in zip(ops, results, strict=False):
             if isinstance(result, BaseException) and not isinstance(
                 result, (RolledBackError, RuntimeInconsistency)

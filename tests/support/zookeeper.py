@@ -238,6 +238,11 @@ class ZooKeeperEnsemble:
         for member in self.members:
             member.wait_ready(max(0.1, deadline - time.monotonic()))
 
+    def leader(self) -> ZooKeeperServer | None:
+        """The running member whose ``srvr`` says ``Mode: leader`` (None during an election)."""
+        leaders = [m for m in self.members if m.is_running() and server_mode(m.port) == "leader"]
+        return leaders[0] if len(leaders) == 1 else None
+
     def stop(self) -> None:
         for member in self.members:
             if member.proc is not None and member.is_running():

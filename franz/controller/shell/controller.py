@@ -90,7 +90,7 @@ from franz.metadata.znodes import (
     TopicsZNode,
     TopicZNode,
 )
-from franz.metadata.zookeeper import BadVersionError, DeleteOp, NodeExistsZkError
+from franz.metadata.zookeeper import BadVersionError, DeleteOp, NodeExistsZkError, ZooKeeperError
 from franz.network.sender import SenderConfig
 
 __all__ = ["Controller"]
@@ -136,6 +136,8 @@ class Controller:
         self._watching = False
         self._watched_topics: set[str] = set()
         self._closing: set[asyncio.Task[None]] = set()
+        #: ``_delete_controller`` tasks (``_trigger_controller_move``).
+        self._moving: set[asyncio.Task[None]] = set()
         #: Events processed, by class name (tests and metrics).
         self.processed: dict[str, int] = {}
 
@@ -170,6 +172,8 @@ class Controller:
     async def stop(self) -> None:
         """Resign (if active), stop the event task, wait for the channel to close."""
         self.resign()
+        for moving in list(self._moving):
+            moving.cancel()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -263,6 +267,37 @@ class Controller:
             # Kafka's ControllerEventManager logs and goes on with the next event.
             log.exception("controller %d failed to process %s", self.controller_id, name)
             self.batch.clear()
+            if isinstance(event, _Elected) and self._epoch is event.epoch:
+                self._trigger_controller_move(event.epoch)
+
+    def _trigger_controller_move(self, epoch: ControllerEpoch) -> None:
+        """Kafka's ``triggerControllerMove``: a failover that failed half-way (ZooKeeper
+        lost meanwhile) leaves no usable context, so resign and delete ``/controller``: every
+        broker runs the election again (this one may win it and start over)."""
+        log.warning("controller %d moves the controller seat away", self.controller_id)
+        if self.on_fenced is not None:
+            self.on_fenced()
+        self.resign()
+        task = asyncio.get_running_loop().create_task(self._delete_controller(epoch))
+        self._moving.add(task)
+        task.add_done_callback(self._moving.discard)
+
+    async def _delete_controller(self, epoch: ControllerEpoch) -> None:
+        """Until done: another election (or this session's expiry) made it moot, or the
+        znode is deleted; ``stop`` cancels it."""
+        delay_s = 0.1
+        while True:
+            try:
+                await self.zk.delete_controller(epoch)
+                return
+            except ControllerMovedError:
+                return
+            except ZooKeeperError as exc:
+                log.warning(
+                    "controller %d: deleting /controller failed: %s", self.controller_id, exc
+                )
+            await asyncio.sleep(delay_s)
+            delay_s = min(2 * delay_s, 2.0)
 
     # -- applying the core's outputs ------------------------------------------------------
 
