@@ -8,8 +8,10 @@ every version either broker advertises is
 * **differs**: a justified difference applies (footnote with its reason);
 * **not served**: only one broker advertises it (Franz's ``SUPPORTED_APIS`` against
   Kafka 3.9.2's ``KAFKA_RANGES``);
-* **not compared**: both serve it but no scenario runs it (the pre-KIP-896 versions Franz
-  serves with hand-written codecs, which the generic harness cannot encode).
+* **not compared**: both serve it but no scenario runs it (none today: the pre-KIP-896
+  versions are written with classes generated from Kafka 3.9's schemas,
+  ``tests.support.old_versions``; a scenario may start at a later version, as
+  ``produce-idempotent`` at v3, when another covers the earlier ones).
 
 ``tests/reference/test_differential.py::test_readme_table_is_current`` fails when the
 committed table differs from what this script writes. Usage::

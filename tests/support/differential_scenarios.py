@@ -7,7 +7,10 @@ Each scenario exercises one API (its ``api``) at every version both brokers serv
 ``Session.send`` and is compared field by field. Names are fresh per scenario and version
 (``Session.name``), the same on both brokers, so both start from the same state.
 
-Setup runs at the newest version both brokers serve (``top``).
+Setup runs at the newest version both brokers serve (``top``). Produce v0-2 send message sets
+(``message_set``: magic 0 for v0-1, magic 1 for v2, as Kafka's clients of those versions);
+Fetch v0-3 get the stored v2 batches down-converted by each broker (magic 0 for v0-1, 1 for
+v2-3), compared byte for byte.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Final
 
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
 from franz.protocol.records import RecordBatchBuilder
+from franz.protocol.records.legacy import downconvert
 from tests.support.differential import Scenario, Session, common_versions
 
 __all__ = ["SCENARIOS", "scenario_cases", "warm_up"]
@@ -47,6 +51,17 @@ def records(
     for i in range(count):
         builder.append(TIMESTAMP + i, f"k{i}".encode(), f"v{i}".encode().ljust(size, b"."))
     return bytes(builder.build())
+
+
+#: Produce versions below this one carry message sets (magic 0/1), not v2 batches.
+FIRST_V2_PRODUCE: Final = 3
+
+
+def message_set(produce_version: int, count: int = 3, *, size: int = 8) -> bytes:
+    """``records(count, size=size)`` as a Produce v0-2 client sends them: a message set of
+    magic 0 (v0-1) or 1 (v2), offsets 0..count-1."""
+    magic = 0 if produce_version < 2 else 1
+    return downconvert(records(count, size=size), magic, 0)
 
 
 def ok(response: Any) -> bool:
@@ -171,15 +186,28 @@ def metadata(s: Session, v: int) -> None:
 def produce_scenario(s: Session, v: int) -> None:
     topic = s.name()
     create_topic(s, topic, configs={"max.message.bytes": "300"})
-    s.send(ApiKey.PRODUCE, produce_request(topic, records()), label="append")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(1), partition=0), label="append again")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(), partition=7), label="no partition")
-    s.send(ApiKey.PRODUCE, produce_request(s.name("unknown"), records()), label="unknown topic")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(5, size=200)), label="too large")
-    corrupt = bytearray(records())
-    corrupt[-1] ^= 0xFF  # the last record byte: covered by the CRC
+
+    def data(count: int = 3, size: int = 8) -> bytes:
+        if v < FIRST_V2_PRODUCE:
+            return message_set(v, count, size=size)
+        return records(count, size=size)
+
+    s.send(ApiKey.PRODUCE, produce_request(topic, data()), label="append")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(1), partition=0), label="append again")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(), partition=7), label="no partition")
+    s.send(ApiKey.PRODUCE, produce_request(s.name("unknown"), data()), label="unknown topic")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(5, size=200)), label="too large")
+    corrupt = bytearray(data())
+    corrupt[-1] ^= 0xFF  # the last record (message) byte: covered by the CRC
     s.send(ApiKey.PRODUCE, produce_request(topic, bytes(corrupt)), label="bad crc")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(), acks=2), label="invalid acks")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(), acks=2), label="invalid acks")
+    if v < FIRST_V2_PRODUCE:  # what was stored, as a v4+ consumer reads it
+        s.send(
+            ApiKey.FETCH,
+            fetch_request(s, top(ApiKey.FETCH), topic, 0, topic_id(s, topic)),
+            version=top(ApiKey.FETCH),
+            label="stored",
+        )
 
 
 def produce_idempotent(s: Session, v: int) -> None:
@@ -772,8 +800,18 @@ def offset_delete(s: Session, v: int) -> None:
     s.send(ApiKey.OFFSET_DELETE, request(s.name("unknown")), label="unknown group")
 
 
+#: Scenarios that do not apply below a version: idempotent batches need magic 2 (Produce v3+).
+FIRST_VERSION: Final = {"produce-idempotent": FIRST_V2_PRODUCE}
+
 SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
-    Scenario(name, api, run, common_versions(api))
+    Scenario(
+        name,
+        api,
+        run,
+        range(
+            max(FIRST_VERSION.get(name, 0), common_versions(api)[0]), common_versions(api)[-1] + 1
+        ),
+    )
     for name, api, run in (
         ("api-versions", ApiKey.API_VERSIONS, api_versions),
         ("metadata", ApiKey.METADATA, metadata),
