@@ -320,11 +320,12 @@ def test_stop_replica_at_every_version(single: Cluster, version: int) -> None:
     current = {"controller_epoch": controller_epoch, "broker_epoch": broker_epoch}
     stale = ErrorCode.STALE_CONTROLLER_EPOCH
     older = {**current, "controller_epoch": controller_epoch - 1}
-    assert send([0, 1], **older, delete=True) == (stale, answer(stale, [0, 1]))
+    # Refused as a whole: Kafka lists no partitions then.
+    assert send([0, 1], **older, delete=True) == (stale, [])
     if version >= 1:  # KIP-380: v0 carries no broker epoch
         fenced = ErrorCode.STALE_BROKER_EPOCH
         old_broker = {**current, "broker_epoch": broker_epoch - 1}
-        assert send([0, 1], **old_broker, delete=True) == (fenced, answer(fenced, [0, 1]))
+        assert send([0, 1], **old_broker, delete=True) == (fenced, [])
     assert (logs / f"{topic}-0").is_dir() and (logs / f"{topic}-1").is_dir()
     if version >= 3:  # KIP-570: a leader epoch not newer than the replica's (0) is fenced
         fenced_epoch = ErrorCode.FENCED_LEADER_EPOCH
