@@ -87,8 +87,10 @@ def render_table() -> str:
         lines.append(f"| {api.name} ({int(api)}) | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        "Not served by an embedded Franz (Kafka 3.9.2 serves them; LeaderAndIsr, StopReplica "
-        "and UpdateMetadata are served in cluster mode): "
+        "Not served by an embedded Franz (Kafka 3.9.2 serves them; LeaderAndIsr v0-7, "
+        "StopReplica v0-4 and UpdateMetadata v0-8 are served in cluster mode, and their "
+        "answers to a stale controller epoch at every version are compared with Kafka's, "
+        "equal): "
         + ", ".join(f"{name} ({key})" for key, name in sorted(KAFKA_ONLY_APIS.items()))
         + "."
     )

@@ -10,7 +10,9 @@ Each scenario exercises one API (its ``api``) at every version both brokers serv
 Setup runs at the newest version both brokers serve (``top``). Produce v0-2 send message sets
 (``message_set``: magic 0 for v0-1, magic 1 for v2, as Kafka's clients of those versions);
 Fetch v0-3 get the stored v2 batches down-converted by each broker (magic 0 for v0-1, 1 for
-v2-3), compared byte for byte.
+v2-3), compared byte for byte. Compressed data is compared decoded (``decoded_records``):
+each broker recompresses with its own codec library (Java's and Python's gzip write different
+bytes for the same input), so only what the compressed bytes hold must be equal.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
-from franz.protocol.records import RecordBatchBuilder
-from franz.protocol.records.legacy import downconvert
+from franz.protocol.records import RecordBatchBuilder, iter_batches, iter_records
+from franz.protocol.records.compression import CompressionType
+from franz.protocol.records.legacy import downconvert, iter_deep, iter_message_set
 from tests.support.differential import Scenario, Session, common_versions
 
 __all__ = ["SCENARIOS", "scenario_cases", "warm_up"]
@@ -44,9 +47,13 @@ def records(
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
+    compression: CompressionType = CompressionType.NONE,
 ) -> bytes:
     builder = RecordBatchBuilder(
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        compression=compression,
     )
     for i in range(count):
         builder.append(TIMESTAMP + i, f"k{i}".encode(), f"v{i}".encode().ljust(size, b"."))
@@ -57,11 +64,87 @@ def records(
 FIRST_V2_PRODUCE: Final = 3
 
 
-def message_set(produce_version: int, count: int = 3, *, size: int = 8) -> bytes:
+def message_set(
+    produce_version: int,
+    count: int = 3,
+    *,
+    size: int = 8,
+    compression: CompressionType = CompressionType.NONE,
+) -> bytes:
     """``records(count, size=size)`` as a Produce v0-2 client sends them: a message set of
-    magic 0 (v0-1) or 1 (v2), offsets 0..count-1."""
+    magic 0 (v0-1) or 1 (v2), offsets 0..count-1 (compressed: one wrapper message)."""
     magic = 0 if produce_version < 2 else 1
-    return downconvert(records(count, size=size), magic, 0)
+    return downconvert(records(count, size=size, compression=compression), magic, 0)
+
+
+def _message(data: bytes) -> Any:
+    (message,) = iter_message_set(data)
+    entry: dict[str, Any] = {
+        "offset": message.offset,
+        "magic": message.magic,
+        "attributes": message.attributes,
+        "timestamp": message.timestamp,
+        "key": message.key,
+    }
+    if message.codec:
+        entry["inner"] = [_message_fields(m) for m in iter_deep(message)]
+    else:
+        entry["value"] = message.value
+    return entry
+
+
+def _message_fields(m: Any) -> dict[str, Any]:
+    return {"offset": m.offset, "timestamp": m.timestamp, "key": m.key, "value": m.value}
+
+
+def decoded_message_set(data: bytes) -> list[Any]:
+    """The whole messages of a Fetch v0-3 record set, wrappers opened; the tail Kafka sends
+    to fill the set's size (a message cut short, or an overflow batch at offset -1) and the
+    compressed bytes themselves are left out."""
+    out = []
+    position = 0
+    while position + 12 <= len(data):
+        offset = int.from_bytes(data[position : position + 8], "big", signed=True)
+        size = int.from_bytes(data[position + 8 : position + 12], "big", signed=True)
+        end = position + 12 + size
+        if offset < 0 or end > len(data):
+            break
+        out.append(_message(data[position:end]))
+        position = end
+    return out
+
+
+def decoded_batches(data: bytes) -> list[Any]:
+    """The v2 batches of a record set with their records decoded, without what depends on
+    the compressed bytes (length, CRC)."""
+    return [
+        {
+            "base_offset": batch.base_offset,
+            "attributes": batch.attributes,
+            "last_offset_delta": batch.last_offset_delta,
+            "base_timestamp": batch.base_timestamp,
+            "max_timestamp": batch.max_timestamp,
+            "producer_id": batch.producer_id,
+            "records": [_message_fields(r) for r in iter_records(batch)],
+        }
+        for batch in iter_batches(data)
+    ]
+
+
+def decoded_records(decode: Any) -> Any:
+    """A ``select`` for ``Session.send``: every ``records`` of the answer decoded."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: decode(v) if k == "records" and isinstance(v, bytes) else walk(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk
 
 
 def ok(response: Any) -> bool:
@@ -202,11 +285,24 @@ def produce_scenario(s: Session, v: int) -> None:
     s.send(ApiKey.PRODUCE, produce_request(topic, bytes(corrupt)), label="bad crc")
     s.send(ApiKey.PRODUCE, produce_request(topic, data(), acks=2), label="invalid acks")
     if v < FIRST_V2_PRODUCE:  # what was stored, as a v4+ consumer reads it
+        tid = topic_id(s, topic)
+        fetch_top = top(ApiKey.FETCH)
         s.send(
             ApiKey.FETCH,
-            fetch_request(s, top(ApiKey.FETCH), topic, 0, topic_id(s, topic)),
-            version=top(ApiKey.FETCH),
+            fetch_request(s, fetch_top, topic, 0, tid),
+            version=fetch_top,
             label="stored",
+        )
+        gzip = message_set(v, compression=CompressionType.GZIP)
+        appended = s.send(ApiKey.PRODUCE, produce_request(topic, gzip), label="gzip message set")
+        (answer,) = appended.responses
+        (partition,) = answer.partition_responses
+        s.send(
+            ApiKey.FETCH,
+            fetch_request(s, fetch_top, topic, partition.base_offset, tid),
+            version=fetch_top,
+            label="stored gzip, decoded",
+            select=decoded_records(decoded_batches),
         )
 
 
@@ -284,6 +380,14 @@ def fetch(s: Session, v: int) -> None:
         s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, epoch=1), label="future epoch")
     if v < 13:  # by name; v13+ name topics by id, and an unknown id is a different case
         s.send(ApiKey.FETCH, fetch_request(s, v, s.name("unknown"), 0), label="unknown topic")
+    if v < 4:  # a compressed batch, down-converted to one wrapper message by each broker
+        produce(s, topic, records(4, compression=CompressionType.GZIP))
+        s.send(
+            ApiKey.FETCH,
+            fetch_request(s, v, topic, 5, tid),
+            label="gzip batch, decoded",
+            select=decoded_records(decoded_message_set),
+        )
 
 
 def list_offsets(s: Session, v: int) -> None:
