@@ -1,16 +1,25 @@
-"""Generate ``franz/protocol/inter_broker/`` from Kafka 3.9's JSON message schemas.
+"""Generate ``franz/protocol/inter_broker/`` and ``tests/support/old_versions/`` from Kafka
+3.9's JSON message schemas.
 
 kio 0.6 is generated from Kafka 4's schemas, which dropped the ZooKeeper-era inter-broker
-APIs. This script writes, for each of them and every version, frozen slotted dataclasses in
+APIs and the pre-KIP-896 versions of the client APIs. This script writes, for each
+inter-broker API and every version (``franz/protocol/inter_broker/``), and for the client
+API versions below kio's floors that Kafka 3.9 still serves (``tests/support/old_versions/``:
+Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, CreateTopics v0,
+DescribeConfigs v0, which the differential tests write and read with them, straight from
+Kafka's schemas and independent of the broker's hand-written codecs), frozen slotted
+dataclasses in
 the shape kio's generic codec (``kio.serial.entity_reader`` / ``entity_writer``) introspects:
 class variables ``__type__``, ``__version__``, ``__flexible__``, ``__api_key__``,
 ``__header_schema__``, and per-field ``kafka_type`` metadata. kio then encodes and decodes
 them like its own classes.
 
-Usage, with a Kafka 3.9 checkout (the schemas are not vendored)::
+Usage, with a Kafka 3.9 checkout, or the schemas unpacked from ``kafka-clients-3.9.2.jar``
+(``unzip kafka-clients-3.9.2.jar 'common/message/*.json'``; not vendored)::
 
-    python tools/gen_inter_broker.py ~/kafka/clients/src/main/resources/common/message
-    ruff check --fix franz/protocol/inter_broker && ruff format franz/protocol/inter_broker
+    python tools/gen_inter_broker.py ~/kafka/clients/src/main/resources/common/message [package]
+    ruff check --fix franz/protocol/inter_broker tests/support/old_versions
+    ruff format franz/protocol/inter_broker tests/support/old_versions
 
 Schema rules followed (Kafka's ``generator/`` semantics):
 
@@ -22,7 +31,8 @@ Schema rules followed (Kafka's ``generator/`` semantics):
 * an ``int16`` field named ``ErrorCode`` is kio's ``error_code`` type (``ErrorCode`` enum);
   ``uuid`` is ``uuid.UUID | None`` as in kio (the zero UUID reads as ``None``);
 * ``default`` becomes the dataclass default; fields without one are required.
-* tagged fields do not occur in these schemas; the script refuses them rather than guess.
+* tagged fields do not occur in the versions generated; the script refuses them rather
+  than guess.
 """
 
 from __future__ import annotations
@@ -34,15 +44,46 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: (schema stem, package name) of the APIs generated.
-APIS = (
-    ("LeaderAndIsr", "leader_and_isr"),
-    ("StopReplica", "stop_replica"),
-    ("UpdateMetadata", "update_metadata"),
-    ("ControlledShutdown", "controlled_shutdown"),
-)
+ROOT = Path(__file__).resolve().parents[1]
 
-OUT = Path(__file__).resolve().parents[1] / "franz" / "protocol" / "inter_broker"
+
+@dataclass(frozen=True)
+class Target:
+    """One generated package: ``apis`` are (schema stem, module name, versions; None: all)."""
+
+    package: str
+    apis: tuple[tuple[str, str, tuple[int, int] | None], ...]
+    title: str
+
+    @property
+    def out(self) -> Path:
+        return ROOT.joinpath(*self.package.split("."))
+
+
+TARGETS = (
+    Target(
+        "franz.protocol.inter_broker",
+        (
+            ("LeaderAndIsr", "leader_and_isr", None),
+            ("StopReplica", "stop_replica", None),
+            ("UpdateMetadata", "update_metadata", None),
+            ("ControlledShutdown", "controlled_shutdown", None),
+        ),
+        "inter-broker entities",
+    ),
+    Target(
+        "tests.support.old_versions",
+        (
+            ("Produce", "produce", (0, 2)),
+            ("Fetch", "fetch", (0, 3)),
+            ("ListOffsets", "list_offsets", (0, 0)),
+            ("OffsetCommit", "offset_commit", (0, 1)),
+            ("CreateTopics", "create_topics", (0, 0)),
+            ("DescribeConfigs", "describe_configs", (0, 0)),
+        ),
+        "pre-KIP-896 client API entities",
+    ),
+)
 
 _INT_TYPES = {"int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64"}
 
@@ -142,6 +183,9 @@ def field_line(ctx: Context, field: dict[str, Any]) -> str:
         ctx.imports.add("import uuid")
         python, kafka_type = "uuid.UUID", "uuid"
         nullable = True  # kio reads the zero UUID as None
+    elif inner == "records":
+        ctx.imports.add("from kio.static.primitive import Records")
+        python, kafka_type = "Records", "records"
     else:
         raise SystemExit(f"type {kind} of {field['name']}: not supported by this generator")
     annotation = f"tuple[{python}, ...]" if is_array else python
@@ -242,41 +286,46 @@ def request_is_flexible(schema: dict[str, Any], version: int) -> bool:
     return in_range(schema["flexibleVersions"], version)
 
 
-INDEX_DOC = '''"""Index of the generated inter-broker entities: (api key, version) -> class.
+INDEX_DOC = '''"""Index of the generated {title}: (api key, version) -> class.
 
 Generated by ``tools/gen_inter_broker.py``; do not edit.
 """
 '''
 
 
-def main(source: Path) -> None:
+def main(source: Path, packages: list[str]) -> None:
+    """Generate every target, or those whose package is in ``packages``."""
+    for target in TARGETS:
+        if not packages or target.package in packages:
+            generate_target(source, target)
+
+
+def generate_target(source: Path, target: Target) -> None:
     index_imports: list[str] = []
     request_rows: list[str] = []
     response_rows: list[str] = []
     flexible_rows: list[str] = []
-    for stem, package in APIS:
+    for stem, package, versions in target.apis:
         request = load_schema(source / f"{stem}Request.json")
         response = load_schema(source / f"{stem}Response.json")
         if request["validVersions"] != response["validVersions"]:
             raise SystemExit(f"{stem}: request and response versions differ")
-        low, high = parse_versions(request["validVersions"])
-        pkg_dir = OUT / package
+        low, high = versions or parse_versions(request["validVersions"])
+        pkg_dir = target.out / package
         pkg_dir.mkdir(parents=True, exist_ok=True)
         (pkg_dir / "__init__.py").write_text(f'"""{stem} (API key {request["apiKey"]})."""\n')
         for version in range(low, high + 1):
             text = generate_module(stem, request, response, version)
             (pkg_dir / f"v{version}.py").write_text(text)
             alias = f"{package}_v{version}"
-            index_imports.append(
-                f"from franz.protocol.inter_broker.{package} import v{version} as {alias}"
-            )
+            index_imports.append(f"from {target.package}.{package} import v{version} as {alias}")
             key = request["apiKey"]
             request_rows.append(f"    ({key}, {version}): {alias}.{stem}Request,")
             response_rows.append(f"    ({key}, {version}): {alias}.{stem}Response,")
         first_flexible, _ = parse_versions(request["flexibleVersions"])
         flexible_rows.append(f"    {request['apiKey']}: ({low}, {high}, {first_flexible}),")
     index = (
-        INDEX_DOC
+        INDEX_DOC.format(title=target.title)
         + "\nfrom typing import Any, Final\n\n"
         + "\n".join(index_imports)
         + "\n\n#: API key -> (lowest version, highest version, first flexible version).\n"
@@ -288,10 +337,10 @@ def main(source: Path) -> None:
         + "\n".join(response_rows)
         + "\n}\n"
     )
-    (OUT / "_index.py").write_text(index)
+    (target.out / "_index.py").write_text(index)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         raise SystemExit(__doc__)
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), sys.argv[2:])

@@ -9,10 +9,10 @@ StopReplica), as Kafka 3.9's ``KafkaApis`` and ``ReplicaManager`` check them, in
 2. Controller epoch (``ReplicaManager.controllerEpoch``): a request from a controller older
    than the newest one heard from: STALE_CONTROLLER_EPOCH, the whole request refused.
 
-Only the request versions Kafka 3.9's ZooKeeper controller sends at
-``inter.broker.protocol.version`` >= 3.4 (LeaderAndIsr v7, UpdateMetadata v8, StopReplica v4,
-``franz.controller.requests``) are applied; an older version is answered UNSUPPORTED_VERSION
-as a whole (its request layouts regroup fields and have no reader here yet).
+Every version Kafka 3.9's ZooKeeper-mode broker serves is applied: LeaderAndIsr v0-7,
+UpdateMetadata v0-8, StopReplica v0-4, the older ones read as the newest with Kafka's
+defaults for what they lack (``franz.controller.old_versions``; their broker epoch is -1,
+never stale).
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ ControllerRequest = LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaReq
 
 
 def to_value(ctx: RequestContext, request: Any) -> ControllerRequest | None:
-    """The ``franz.controller.requests`` value of a decoded request, or None for a version
-    not applied here (module docstring)."""
+    """The ``franz.controller.requests`` value of a decoded request, or None for a request
+    no controller value describes (refused as UNSUPPORTED_VERSION)."""
     try:
         return from_wire(request)
     except ValueError:
         ctx.refused(
             f"{type(request).__name__} v{ctx.api_version}",
-            "only the versions of Kafka 3.9's controller are applied; UNSUPPORTED_VERSION",
+            "no controller request of this version is applied; UNSUPPORTED_VERSION",
         )
         return None
 

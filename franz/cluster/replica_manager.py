@@ -139,7 +139,8 @@ class ReplicaManager:
         epoch is checked before, by the caller (``accept_controller_epoch``).
 
         ``topic_ids``: the topic id of each topic in ``states`` (LeaderAndIsr v5+), kept in
-        the log's ``partition.metadata``. The log's config is the log manager's for the
+        the log's ``partition.metadata``; the zero UUID (v0-4 carry none) writes none, as
+        Kafka's ``topicIdFromRequest``. The log's config is the log manager's for the
         topic (``LogManager.topic_config``).
         """
         errors: dict[TopicPartition, ApiError] = {}
@@ -182,7 +183,9 @@ class ReplicaManager:
         return errors
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
-        partition_log = self.log_manager.get_or_create_log(tp, topic_id=topic_id)
+        partition_log = self.log_manager.get_or_create_log(
+            tp, topic_id=topic_id if topic_id.int else None
+        )
         if partition_log.offline:
             raise KafkaStorageError(f"the log dir of {tp} ({partition_log.dir.parent}) is offline")
         partition = Partition(

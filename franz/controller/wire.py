@@ -8,8 +8,9 @@ representation (which reads the zero UUID as ``None``), and the wire classes' tu
 which are instances of the wire structs.
 
 A field one side has and the other lacks is a bug in one of them: ``ValueError``, never a
-silent drop. Only the versions ``requests.py`` describes (its ``API_KEY`` / ``VERSION``) are
-converted; older versions regroup fields and need the broker-side reader of each version.
+silent drop. The versions ``requests.py`` describes (its ``API_KEY`` / ``VERSION``) are
+converted by name; the older ones a broker receives regroup fields and are read by
+``franz.controller.old_versions`` (``from_wire`` only).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import typing
 import uuid
 from typing import Any, Final
 
+from franz.controller.old_versions import upgrade
 from franz.controller.requests import (
     ZERO_UUID,
     LeaderAndIsrRequest,
@@ -41,13 +43,13 @@ def to_wire(request: ControllerRequest) -> Any:
 
 
 def from_wire(entity: Any) -> ControllerRequest:
-    """The ``requests.py`` value for a decoded LeaderAndIsr v7 / UpdateMetadata v8 /
-    StopReplica v4 entity."""
+    """The ``requests.py`` value for a decoded LeaderAndIsr v0-7 / UpdateMetadata v0-8 /
+    StopReplica v0-4 entity (``ValueError`` for another)."""
     for kind in _KINDS:
         if (entity.__api_key__, entity.__version__) == (kind.API_KEY, kind.VERSION):
             result: ControllerRequest = _convert(entity, kind, to_wire=False)
             return result
-    raise ValueError(f"no controller value for {type(entity).__name__} v{entity.__version__}")
+    return upgrade(entity)
 
 
 def _convert(value: Any, target: type[Any], *, to_wire: bool) -> Any:

@@ -528,7 +528,7 @@ def test_controller_requests_are_fenced_by_controller_and_broker_epochs(
         ),
     )
     assert stop.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
-    assert [p.error_code for p in stop.partition_errors] == [ErrorCode.STALE_CONTROLLER_EPOCH]
+    assert list(stop.partition_errors) == []  # Kafka lists no partitions (test_differential)
     # Nothing was applied: the partition is still hosted and the cluster still serves it.
     assert (broker.data_dir / "logs" / f"orders-{mine}").is_dir()
     metadata = cluster.kcat_metadata(broker, "orders")

@@ -17,9 +17,12 @@ in the README's table). Paths are dotted field names with ``*`` for a list index
 (``brokers.*.port``), matched with ``fnmatch``.
 
 Versions below kio's classes (the pre-KIP-896 versions, ``SUPPORTED_APIS[...].legacy_from``)
-are run where Kafka 3.9's schemas make them a newer version's bytes (``OLD_VERSIONS``);
-the others (Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, CreateTopics v0,
-DescribeConfigs v0) have no generic codec here, and the table says "not compared".
+are run where Kafka 3.9's schemas make them a newer version's bytes (``OLD_VERSIONS``); the
+others (Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, CreateTopics v0,
+DescribeConfigs v0) with classes generated from Kafka 3.9's schemas
+(``tests.support.old_versions``), whose field names are the schemas' (``timeout_ms`` where kio
+says ``timeout``: a request mapping's ``timeout``, ``max_wait`` also fill ``timeout_ms``,
+``max_wait_ms``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from kio.serial import entity_reader
+
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
 from franz.protocol.headers import encode_request_header
 from franz.protocol.messages import (
@@ -46,6 +51,7 @@ from franz.protocol.messages import (
     request_type,
     timedelta_ms,
 )
+from tests.support import old_versions
 
 __all__ = [
     "JUSTIFIED_DIFFERENCES",
@@ -138,6 +144,7 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
 #: before comparing (``api``: None for every API). Nothing else is masked.
 MAY_DIFFER: Final[tuple[tuple[ApiKey | None, str, str], ...]] = (
     (None, "throttle_time", "quota throttling is per broker and per moment"),
+    (None, "throttle_time_ms", "the same, named as in tests.support.old_versions"),
     # Node ids, hosts and ports: two brokers, two listeners (each is broker 0 today, but the
     # port is always its own).
     (None, "brokers.*.port", "each broker listens on its own port"),
@@ -227,6 +234,27 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
         "(/consumers/<group>/offsets), apart from the coordinator's offsets; Franz has no "
         "such store and answers v0 from the coordinator (franz.broker.handlers.offset_commit)",
     ),
+    Justified(
+        ApiKey.OFFSET_COMMIT,
+        range(1),
+        "topics.*.partitions.*.error_code",
+        "Kafka 3.9 in ZooKeeper mode writes OffsetCommit v0 to ZooKeeper without asking the "
+        "group coordinator, so a group with live members takes it (NONE); Franz commits v0 "
+        "through the coordinator as a standalone commit (generation -1, no member), which a "
+        "group with members refuses with UNKNOWN_MEMBER_ID, as Kafka's coordinator does for "
+        "v1+ (franz.broker.handlers.offset_commit)",
+        scenario="offset-commit",
+    ),
+    Justified(
+        ApiKey.DESCRIBE_CONFIGS,
+        range(1),
+        "results.*.configs.*.is_default",
+        "Kafka 3.9 leaves v0's is_default false for every config (its generated "
+        "DescribeConfigsResponseData sets only config_source, v1+); Franz sets it for the "
+        "configs whose source is DEFAULT_CONFIG, as the schema describes the field and as "
+        "Kafka did before the generated messages (DescribeConfigsResponse.toStruct), so "
+        "that a v0 client can tell defaults from overrides (franz.protocol.stand_ins)",
+    ),
 )
 
 
@@ -245,7 +273,9 @@ def common_versions(api: ApiKey) -> range:
     """Versions both brokers serve and the harness can write (what scenarios are run at)."""
     support = SUPPORTED_APIS[api]
     kafka_low, kafka_high = KAFKA_RANGES[api]
-    low = min([support.min_accepted, *(v for a, v in OLD_VERSIONS if a == api)])
+    written = [*(v for a, v in OLD_VERSIONS if a == api)]
+    written += [v for a, v in old_versions.REQUESTS if a == api]
+    low = min([support.min_accepted, *written])
     return range(max(low, kafka_low), min(support.max_version, kafka_high) + 1)
 
 
@@ -309,6 +339,8 @@ class Session:
     def call(self, api: ApiKey, version: int, request: Mapping[str, Any]) -> Any:
         """Send one request and return the decoded (kio) response, not recorded."""
         self._correlation_id += 1
+        if (api, version) in old_versions.REQUESTS:
+            return self._call_old(api, version, request)
         kio_version, strip, no_throttle = OLD_VERSIONS.get((api, version), (version, 0, False))
         entity = build(request_type(api, kio_version), request)
         payload = encode_request(entity, self._correlation_id, _CLIENT)
@@ -323,6 +355,22 @@ class Session:
             answer = answer[:4] + bytes(4) + answer[4:]
         correlation_id, response = decode_response(api, kio_version, answer)
         assert correlation_id == self._correlation_id, (correlation_id, self._correlation_id)
+        return response
+
+    def _call_old(self, api: ApiKey, version: int, request: Mapping[str, Any]) -> Any:
+        """A pre-KIP-896 version, with the classes generated from Kafka 3.9's schemas."""
+        aliases = {f"{key}_ms": value for key, value in request.items()}
+        entity = build(old_versions.REQUESTS[api, version], {**aliases, **request})
+        payload = encode_request(entity, self._correlation_id, _CLIENT)
+        self._sock.sendall(_INT32.pack(len(payload)) + payload)
+        (size,) = _INT32.unpack(self._recv_exactly(4))
+        answer = self._recv_exactly(size)
+        (correlation_id,) = _INT32.unpack_from(answer)  # response header v0
+        assert correlation_id == self._correlation_id, (correlation_id, self._correlation_id)
+        reader = entity_reader(old_versions.RESPONSES[api, version])
+        response, size = reader(answer, _INT32.size)
+        left = len(answer) - _INT32.size - size
+        assert left == 0, f"{left} bytes left after the {api.name} v{version} response"
         return response
 
     def send(

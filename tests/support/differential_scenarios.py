@@ -7,7 +7,12 @@ Each scenario exercises one API (its ``api``) at every version both brokers serv
 ``Session.send`` and is compared field by field. Names are fresh per scenario and version
 (``Session.name``), the same on both brokers, so both start from the same state.
 
-Setup runs at the newest version both brokers serve (``top``).
+Setup runs at the newest version both brokers serve (``top``). Produce v0-2 send message sets
+(``message_set``: magic 0 for v0-1, magic 1 for v2, as Kafka's clients of those versions);
+Fetch v0-3 get the stored v2 batches down-converted by each broker (magic 0 for v0-1, 1 for
+v2-3), compared byte for byte. Compressed data is compared decoded (``decoded_records``):
+each broker recompresses with its own codec library (Java's and Python's gzip write different
+bytes for the same input), so only what the compressed bytes hold must be equal.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
-from franz.protocol.records import RecordBatchBuilder
+from franz.protocol.records import RecordBatchBuilder, iter_batches, iter_records
+from franz.protocol.records.compression import CompressionType
+from franz.protocol.records.legacy import downconvert, iter_deep, iter_message_set
 from tests.support.differential import Scenario, Session, common_versions
 
 __all__ = ["SCENARIOS", "scenario_cases", "warm_up"]
@@ -40,13 +47,104 @@ def records(
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
+    compression: CompressionType = CompressionType.NONE,
 ) -> bytes:
     builder = RecordBatchBuilder(
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        compression=compression,
     )
     for i in range(count):
         builder.append(TIMESTAMP + i, f"k{i}".encode(), f"v{i}".encode().ljust(size, b"."))
     return bytes(builder.build())
+
+
+#: Produce versions below this one carry message sets (magic 0/1), not v2 batches.
+FIRST_V2_PRODUCE: Final = 3
+
+
+def message_set(
+    produce_version: int,
+    count: int = 3,
+    *,
+    size: int = 8,
+    compression: CompressionType = CompressionType.NONE,
+) -> bytes:
+    """``records(count, size=size)`` as a Produce v0-2 client sends them: a message set of
+    magic 0 (v0-1) or 1 (v2), offsets 0..count-1 (compressed: one wrapper message)."""
+    magic = 0 if produce_version < 2 else 1
+    return downconvert(records(count, size=size, compression=compression), magic, 0)
+
+
+def _message(data: bytes) -> Any:
+    (message,) = iter_message_set(data)
+    entry: dict[str, Any] = {
+        "offset": message.offset,
+        "magic": message.magic,
+        "attributes": message.attributes,
+        "timestamp": message.timestamp,
+        "key": message.key,
+    }
+    if message.codec:
+        entry["inner"] = [_message_fields(m) for m in iter_deep(message)]
+    else:
+        entry["value"] = message.value
+    return entry
+
+
+def _message_fields(m: Any) -> dict[str, Any]:
+    return {"offset": m.offset, "timestamp": m.timestamp, "key": m.key, "value": m.value}
+
+
+def decoded_message_set(data: bytes) -> list[Any]:
+    """The whole messages of a Fetch v0-3 record set, wrappers opened; the tail Kafka sends
+    to fill the set's size (a message cut short, or an overflow batch at offset -1) and the
+    compressed bytes themselves are left out."""
+    out = []
+    position = 0
+    while position + 12 <= len(data):
+        offset = int.from_bytes(data[position : position + 8], "big", signed=True)
+        size = int.from_bytes(data[position + 8 : position + 12], "big", signed=True)
+        end = position + 12 + size
+        if offset < 0 or end > len(data):
+            break
+        out.append(_message(data[position:end]))
+        position = end
+    return out
+
+
+def decoded_batches(data: bytes) -> list[Any]:
+    """The v2 batches of a record set with their records decoded, without what depends on
+    the compressed bytes (length, CRC)."""
+    return [
+        {
+            "base_offset": batch.base_offset,
+            "attributes": batch.attributes,
+            "last_offset_delta": batch.last_offset_delta,
+            "base_timestamp": batch.base_timestamp,
+            "max_timestamp": batch.max_timestamp,
+            "producer_id": batch.producer_id,
+            "records": [_message_fields(r) for r in iter_records(batch)],
+        }
+        for batch in iter_batches(data)
+    ]
+
+
+def decoded_records(decode: Any) -> Any:
+    """A ``select`` for ``Session.send``: every ``records`` of the answer decoded."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: decode(v) if k == "records" and isinstance(v, bytes) else walk(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk
 
 
 def ok(response: Any) -> bool:
@@ -171,15 +269,41 @@ def metadata(s: Session, v: int) -> None:
 def produce_scenario(s: Session, v: int) -> None:
     topic = s.name()
     create_topic(s, topic, configs={"max.message.bytes": "300"})
-    s.send(ApiKey.PRODUCE, produce_request(topic, records()), label="append")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(1), partition=0), label="append again")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(), partition=7), label="no partition")
-    s.send(ApiKey.PRODUCE, produce_request(s.name("unknown"), records()), label="unknown topic")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(5, size=200)), label="too large")
-    corrupt = bytearray(records())
-    corrupt[-1] ^= 0xFF  # the last record byte: covered by the CRC
+
+    def data(count: int = 3, size: int = 8) -> bytes:
+        if v < FIRST_V2_PRODUCE:
+            return message_set(v, count, size=size)
+        return records(count, size=size)
+
+    s.send(ApiKey.PRODUCE, produce_request(topic, data()), label="append")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(1), partition=0), label="append again")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(), partition=7), label="no partition")
+    s.send(ApiKey.PRODUCE, produce_request(s.name("unknown"), data()), label="unknown topic")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(5, size=200)), label="too large")
+    corrupt = bytearray(data())
+    corrupt[-1] ^= 0xFF  # the last record (message) byte: covered by the CRC
     s.send(ApiKey.PRODUCE, produce_request(topic, bytes(corrupt)), label="bad crc")
-    s.send(ApiKey.PRODUCE, produce_request(topic, records(), acks=2), label="invalid acks")
+    s.send(ApiKey.PRODUCE, produce_request(topic, data(), acks=2), label="invalid acks")
+    if v < FIRST_V2_PRODUCE:  # what was stored, as a v4+ consumer reads it
+        tid = topic_id(s, topic)
+        fetch_top = top(ApiKey.FETCH)
+        s.send(
+            ApiKey.FETCH,
+            fetch_request(s, fetch_top, topic, 0, tid),
+            version=fetch_top,
+            label="stored",
+        )
+        gzip = message_set(v, compression=CompressionType.GZIP)
+        appended = s.send(ApiKey.PRODUCE, produce_request(topic, gzip), label="gzip message set")
+        (answer,) = appended.responses
+        (partition,) = answer.partition_responses
+        s.send(
+            ApiKey.FETCH,
+            fetch_request(s, fetch_top, topic, partition.base_offset, tid),
+            version=fetch_top,
+            label="stored gzip, decoded",
+            select=decoded_records(decoded_batches),
+        )
 
 
 def produce_idempotent(s: Session, v: int) -> None:
@@ -256,6 +380,14 @@ def fetch(s: Session, v: int) -> None:
         s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, epoch=1), label="future epoch")
     if v < 13:  # by name; v13+ name topics by id, and an unknown id is a different case
         s.send(ApiKey.FETCH, fetch_request(s, v, s.name("unknown"), 0), label="unknown topic")
+    if v < 4:  # a compressed batch, down-converted to one wrapper message by each broker
+        produce(s, topic, records(4, compression=CompressionType.GZIP))
+        s.send(
+            ApiKey.FETCH,
+            fetch_request(s, v, topic, 5, tid),
+            label="gzip batch, decoded",
+            select=decoded_records(decoded_message_set),
+        )
 
 
 def list_offsets(s: Session, v: int) -> None:
@@ -772,8 +904,18 @@ def offset_delete(s: Session, v: int) -> None:
     s.send(ApiKey.OFFSET_DELETE, request(s.name("unknown")), label="unknown group")
 
 
+#: Scenarios that do not apply below a version: idempotent batches need magic 2 (Produce v3+).
+FIRST_VERSION: Final = {"produce-idempotent": FIRST_V2_PRODUCE}
+
 SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
-    Scenario(name, api, run, common_versions(api))
+    Scenario(
+        name,
+        api,
+        run,
+        range(
+            max(FIRST_VERSION.get(name, 0), common_versions(api)[0]), common_versions(api)[-1] + 1
+        ),
+    )
     for name, api, run in (
         ("api-versions", ApiKey.API_VERSIONS, api_versions),
         ("metadata", ApiKey.METADATA, metadata),

@@ -16,8 +16,9 @@
   and read_committed reads the same as read_uncommitted.
 * Fetch v0-3 (pre-0.11 clients): the batches read are down-converted to message sets of
   magic 0 (v0-1) or 1 (v2-3) in memory (``franz.protocol.records.legacy``), as Kafka 3.9
-  does; a zstd batch gives UNSUPPORTED_COMPRESSION_TYPE. The zero-copy path above is
-  untouched for v4+.
+  does, and sized as Kafka sends them (the read's size: cut, or padded with an overflow
+  batch, ``downconvert_for_fetch``); a zstd batch gives UNSUPPORTED_COMPRESSION_TYPE. The
+  zero-copy path above is untouched for v4+.
 * Leader routing (``franz.broker.leader_routing``): a partition not hosted here is
   NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION when the metadata cache does not know
   it); ``current_leader_epoch`` is fenced first; a consumer below v11 must fetch from the
@@ -60,7 +61,7 @@ from franz.protocol.fetch import (
 )
 from franz.protocol.legacy_versions import LEGACY_FETCH_BELOW
 from franz.protocol.messages import timedelta_ms
-from franz.protocol.records.legacy import MAGIC_V0, MAGIC_V1, downconvert
+from franz.protocol.records.legacy import MAGIC_V0, MAGIC_V1, downconvert_for_fetch
 from franz.storage.files import TopicPartition
 from franz.storage.log import FetchDataInfo
 
@@ -257,9 +258,10 @@ def _read(
 
 def _downconvert(version: int, info: FetchDataInfo, fetch_offset: int) -> bytes:
     """Fetch v0-1 read magic 0, v2-3 magic 1 (Kafka's ``FetchRequest`` down-conversion
-    magic): the batches are read into memory and rebuilt, no ``sendfile``."""
+    magic): the batches are read into memory and rebuilt, no ``sendfile``; sized as Kafka
+    sends them (``downconvert_for_fetch``: cut or padded to the read's size)."""
     to_magic = MAGIC_V0 if version <= 1 else MAGIC_V1
-    return downconvert(info.read_bytes(), to_magic, fetch_offset)
+    return downconvert_for_fetch(info.read_bytes(), to_magic, fetch_offset)
 
 
 def _replica_id(request: Any) -> int:

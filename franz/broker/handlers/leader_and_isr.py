@@ -1,9 +1,11 @@
-"""LeaderAndIsr (4), applied at v7 (Kafka 3.9's ``KafkaApis.handleLeaderAndIsrRequest`` and
+"""LeaderAndIsr (4), v0-7 (Kafka 3.9's ``KafkaApis.handleLeaderAndIsrRequest`` and
 ``ReplicaManager.becomeLeaderOrFollower``): the controller makes this broker leader or
 follower of partitions.
 
 Served in cluster mode only (``zookeeper.connect`` set), as the ZooKeeper-mode broker it
-mirrors. Whole-request refusals (``franz.broker.controller_fencing``): STALE_BROKER_EPOCH,
+mirrors; v0-6 are read as v7 (``franz.controller.old_versions``). The response lists the
+partitions by topic name up to v4 (``partition_errors``) and by topic id from v5 (``topics``),
+in request order. Whole-request refusals (``franz.broker.controller_fencing``): STALE_BROKER_EPOCH,
 STALE_CONTROLLER_EPOCH, UNSUPPORTED_VERSION; every partition of the request then carries the
 same code, as Kafka's ``getErrorResponse``. Per partition (``ReplicaManager``):
 UNKNOWN_TOPIC_OR_PARTITION when this broker is not among the replicas, STALE_CONTROLLER_EPOCH
@@ -72,19 +74,31 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 def _response(
     request: LeaderAndIsrRequest, top: ErrorCode, codes: dict[TopicPartition, ErrorCode]
 ) -> dict[str, Any]:
+    def code(topic: str, partition: int) -> ErrorCode:
+        if top != ErrorCode.NONE:
+            return top
+        return codes.get(TopicPartition(topic, partition), ErrorCode.NONE)
+
     return {
         "error_code": top,
+        # v0-4
+        "partition_errors": [
+            {
+                "topic_name": topic.topic_name,
+                "partition_index": p.partition_index,
+                "error_code": code(topic.topic_name, p.partition_index),
+            }
+            for topic in request.topic_states
+            for p in topic.partition_states
+        ],
+        # v5+
         "topics": [
             {
                 "topic_id": topic.topic_id,
                 "partition_errors": [
                     {
                         "partition_index": p.partition_index,
-                        "error_code": top
-                        if top != ErrorCode.NONE
-                        else codes.get(
-                            TopicPartition(topic.topic_name, p.partition_index), ErrorCode.NONE
-                        ),
+                        "error_code": code(topic.topic_name, p.partition_index),
                     }
                     for p in topic.partition_states
                 ],

@@ -1,13 +1,15 @@
-"""StopReplica (5), applied at v4 (Kafka 3.9's ``KafkaApis.handleStopReplicaRequest`` and
+"""StopReplica (5), v0-4 (Kafka 3.9's ``KafkaApis.handleStopReplicaRequest`` and
 ``ReplicaManager.stopReplicas``): the controller tells this broker to stop replicas, and with
 ``delete_partition`` to delete their logs (topic deletion, reassignment).
 
-Served in cluster mode only. Whole-request refusals as ``franz.broker.controller_fencing``
-(every partition then carries the code). Per partition: FENCED_LEADER_EPOCH for a leader
-epoch not newer than the replica's (-1 and -2, ``EpochDuringDelete``, always stop),
-KAFKA_STORAGE_ERROR when the log cannot be deleted. Deleting a ``__consumer_offsets``
-partition tells the group coordinator through the replica manager's leadership listeners
-(Kafka's ``groupCoordinator.onResignation``).
+Served in cluster mode only; v0-3 are read as v4 (``franz.controller.old_versions``: below v3
+one ``delete_partitions`` for all and no leader epoch, -1). Whole-request refusals as
+``franz.broker.controller_fencing``, with no partitions listed (Kafka's ``stopReplicas``
+answers an empty map with the code; compared with Kafka by ``test_differential``). Per
+partition: FENCED_LEADER_EPOCH for a leader epoch not newer than the replica's (-1 and -2,
+``EpochDuringDelete``, always stop), KAFKA_STORAGE_ERROR when the log cannot be deleted.
+Deleting a ``__consumer_offsets`` partition tells the group coordinator through the replica
+manager's leadership listeners (Kafka's ``groupCoordinator.onResignation``).
 """
 
 from __future__ import annotations
@@ -34,10 +36,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         for p in topic.partition_states
     }
     error = controller_request_error(ctx, value)
-    codes: dict[TopicPartition, ErrorCode]
-    if error != ErrorCode.NONE:
-        codes = dict.fromkeys(wanted, error)
-    else:
+    codes: dict[TopicPartition, ErrorCode] = {}
+    if error == ErrorCode.NONE:
         codes = ctx.services.replica_manager.stop_replicas(wanted)
     return {
         "error_code": error,

@@ -1,20 +1,23 @@
-"""UpdateMetadata (6), applied at v8 (Kafka 3.9's ``KafkaApis.handleUpdateMetadataRequest``
+"""UpdateMetadata (6), v0-8 (Kafka 3.9's ``KafkaApis.handleUpdateMetadataRequest``
 and ``ReplicaManager.maybeUpdateMetadataCache``): the controller's view of live brokers and
 partition states, into the metadata cache every handler reads.
 
-Served in cluster mode only. Refusals as ``franz.broker.controller_fencing`` (the response has
-only the top-level error code). Partitions sent with leader -2 (``LeaderDuringDelete``) are
-removed from the cache; a topic whose last partition went is forgotten by the topic manager
-and its groups' offsets are dropped (Kafka's ``groupCoordinator.onPartitionsDeleted``).
+Served in cluster mode only; v0-7 are read as v8 (``franz.controller.old_versions``: v0-2 name
+each endpoint's listener after its security protocol). Refusals as
+``franz.broker.controller_fencing`` (the response has only the top-level error code).
+Partitions sent with leader -2 (``LeaderDuringDelete``) are removed from the cache; a topic
+whose last partition went is forgotten by the topic manager and its groups' offsets are dropped
+(Kafka's ``groupCoordinator.onPartitionsDeleted``).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.controller_fencing import controller_request_error, to_value
+from franz.controller.old_versions import SECURITY_PROTOCOLS
 from franz.controller.requests import UpdateMetadataRequest
 from franz.errors import ErrorCode
 from franz.metadata.cache import BrokerEndpoint, MetadataBroker, UpdateMetadataPartitionState
@@ -22,9 +25,6 @@ from franz.metadata.cache import BrokerEndpoint, MetadataBroker, UpdateMetadataP
 __all__ = ["handle"]
 
 log = logging.getLogger(__name__)
-
-#: Kafka's ``SecurityProtocol`` ids (UpdateMetadata's endpoint ``security_protocol``).
-SECURITY_PROTOCOLS: Final = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:

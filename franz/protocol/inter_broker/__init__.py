@@ -42,8 +42,10 @@ Request classes carry kio's request header v1/v2 as ``__header_schema__`` (kio h
 ``franz.protocol.headers`` special-cases ControlledShutdown v0, as Kafka's
 ``ApiKeys.requestHeaderVersion`` does.
 
-The broker neither serves nor advertises these APIs yet (ApiVersions is unchanged); the
-classes are reachable through ``franz.protocol.messages.request_type`` / ``response_type``
+A broker in cluster mode serves and advertises LeaderAndIsr, StopReplica and UpdateMetadata
+at every version (``franz.broker.handlers``; the older versions are read as the newest by
+``franz.controller.old_versions``); ControlledShutdown is not served yet. The classes are
+reachable through ``franz.protocol.messages.request_type`` / ``response_type``
 like kio's own.
 """
 

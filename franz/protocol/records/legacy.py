@@ -49,6 +49,7 @@ from typing import Final
 
 from franz.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionTypeError
 from franz.protocol.records.batch import (
+    BATCH_HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC_V2,
     NO_TIMESTAMP,
@@ -64,6 +65,7 @@ __all__ = [
     "compress_legacy",
     "decompress_legacy",
     "downconvert",
+    "downconvert_for_fetch",
     "encode_message",
     "iter_message_set",
     "record_set_magic",
@@ -81,6 +83,8 @@ _MIN_MESSAGE_V0: Final = 14
 _MAGIC_POS: Final = 16  # offset (8) + size (4) + crc (4): where v2 keeps its magic too
 _CODEC_MASK: Final = 0x07
 _TIMESTAMP_TYPE_BIT: Final = 0x08
+#: ``LazyDownConversionRecordsSend.MAX_READ_SIZE``: the largest overflow batch written at once.
+_MAX_OVERFLOW_READ: Final = 128 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +269,48 @@ def downconvert(data: bytes | bytearray | memoryview, to_magic: int, first_offse
     A partial batch at the end (a read cut at its size limit) is left out. Raises
     ``UnsupportedCompressionTypeError`` for a zstd batch (no such codec below magic 2).
     """
-    out = bytearray()
+    return b"".join(_downconverted_batches(data, to_magic, first_offset))
+
+
+def downconvert_for_fetch(
+    data: bytes | bytearray | memoryview, to_magic: int, first_offset: int
+) -> bytes:
+    """A Fetch v0-3 partition's records as Kafka 3.9 sends them: ``downconvert``, sized as
+    Kafka's ``LazyDownConversionRecords`` and written as its ``LazyDownConversionRecordsSend``.
+
+    Kafka fixes the records' size before converting all of them: the size of the read
+    (``data``, a trailing partial batch included), or of the first batch converted when that
+    is larger (a consumer needs one whole batch to progress); nothing at all when no batch
+    converts to anything. The converted messages are then cut at that size (a partial last
+    message, which consumers skip) or followed by an *overflow batch* filling the rest: offset
+    -1, a length past the end (``max(rest + 1, 61)``), zeros, cut at the size too. A zstd
+    batch raises ``UnsupportedCompressionTypeError`` when it comes first; after other batches
+    it ends the conversion there (Kafka answers the error on the consumer's next fetch).
+    """
+    pieces: list[bytes] = []
+    batches = _downconverted_batches(data, to_magic, first_offset)
+    try:
+        for piece in batches:
+            pieces.append(piece)
+    except UnsupportedCompressionTypeError:
+        if not pieces:
+            raise
+    if not pieces:
+        return b""
+    size = max(len(data), len(pieces[0]))
+    out = bytearray(b"".join(pieces)[:size])
+    while len(out) < size:
+        rest = size - len(out)
+        overflow = bytearray(max(LOG_OVERHEAD, min(rest + 1, _MAX_OVERFLOW_READ)))
+        _OFFSET_SIZE.pack_into(overflow, 0, -1, max(rest + 1, BATCH_HEADER_SIZE))
+        out += overflow[:rest]
+    return bytes(out)
+
+
+def _downconverted_batches(
+    data: bytes | bytearray | memoryview, to_magic: int, first_offset: int
+) -> Iterator[bytes]:
+    """``downconvert``'s messages, one piece per v2 batch that converts to any."""
     position = 0
     end = len(data)
     while position < end:
@@ -296,6 +341,7 @@ def downconvert(data: bytes | bytearray | memoryview, to_magic: int, first_offse
 
         append_time = batch.max_timestamp if log_append_time else None
 
+        out = bytearray()
         if codec == CompressionType.NONE:
             for r in records:
                 out += encode_message(
@@ -306,6 +352,7 @@ def downconvert(data: bytes | bytearray | memoryview, to_magic: int, first_offse
                     r.value,
                     attributes,
                 )
+            yield bytes(out)
             continue
         base = records[0].offset
         inner = bytearray()
@@ -330,7 +377,7 @@ def downconvert(data: bytes | bytearray | memoryview, to_magic: int, first_offse
             compress_legacy(codec, to_magic, inner),
             attributes | int(codec),
         )
-    return bytes(out)
+        yield bytes(out)
 
 
 # -- LZ4 with magic 0 (KIP-57) ----------------------------------------------------------------

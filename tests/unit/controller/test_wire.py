@@ -126,11 +126,21 @@ def test_the_batchs_requests_round_trip():
         assert from_wire(over_the_wire(request)) == request
 
 
-def test_from_wire_refuses_other_versions():
+def test_from_wire_reads_older_versions_and_refuses_other_apis():
+    from franz.protocol.inter_broker.controlled_shutdown import v3 as cs3
     from franz.protocol.inter_broker.leader_and_isr import v6 as lai6
 
     entity = lai6.LeaderAndIsrRequest(
-        controller_id=1, controller_epoch=1, type=0, topic_states=(), live_leaders=()
+        controller_id=1,
+        controller_epoch=1,
+        broker_epoch=9,
+        type=0,
+        topic_states=(),
+        live_leaders=(),
     )
+    assert from_wire(entity) == LeaderAndIsrRequest(
+        controller_id=1, controller_epoch=1, broker_epoch=9, topic_states=(), live_leaders=()
+    )
+    shutdown = cs3.ControlledShutdownRequest(broker_id=1, broker_epoch=2)
     with pytest.raises(ValueError, match="no controller value"):
-        from_wire(entity)
+        from_wire(shutdown)

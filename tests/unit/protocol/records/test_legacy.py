@@ -22,6 +22,7 @@ from franz.protocol.records.compression import CompressionType, compress
 from franz.protocol.records.legacy import (
     _xxh32,
     downconvert,
+    downconvert_for_fetch,
     encode_message,
     iter_deep,
     iter_message_set,
@@ -273,3 +274,50 @@ def test_upconvert_zstd_wrapper_is_unsupported_compression_type() -> None:
         upconvert(wrapper)
     with pytest.raises(InvalidRecordError):
         upconvert(encode_message(0, 1, 5, None, b"x", 5))
+
+
+# -- downconvert_for_fetch: the records as Kafka 3.9 sends them to Fetch v0-3 -----------------
+# (tests/reference/test_differential.py compares them with Kafka's bytes; these pin the rules.)
+
+
+def test_fetch_pads_a_shorter_conversion_with_an_overflow_batch() -> None:
+    one = bytes(stored(CompressionType.NONE, headers=True))
+    data = one + one
+    converted = downconvert(data, 1, 14)  # the records below 14 left out: shorter than data
+    out = downconvert_for_fetch(data, 1, 14)
+    rest = len(data) - len(converted)
+    assert 0 < rest < len(data) and len(out) == len(data)
+    assert out[: len(converted)] == converted
+    # offset -1, a length past the end (at least a v2 batch header), zeros.
+    overflow = out[len(converted) :]
+    assert overflow[:8] == b"\xff" * 8
+    assert int.from_bytes(overflow[8:12], "big") == max(rest + 1, 61)
+    assert overflow[12:] == bytes(rest - 12)
+    assert [r[0] for r in read_back(converted)] == [14, 14]
+
+
+def test_fetch_cuts_a_longer_conversion_at_the_size_of_the_first_batch_converted() -> None:
+    one = bytes(stored(CompressionType.NONE))
+    data = one + one
+    first = downconvert(one, 0, 10)
+    assert len(first) > len(one), "magic 0 messages take more room than v2 records here"
+    out = downconvert_for_fetch(data, 0, 10)
+    assert len(out) == max(len(data), len(first))
+    assert out == downconvert(data, 0, 10)[: len(out)]
+
+
+def test_fetch_of_a_partial_batch_only_is_empty() -> None:
+    one = bytes(stored(CompressionType.NONE))
+    assert downconvert_for_fetch(one[:-1], 1, 10) == b""
+
+
+def test_fetch_stops_at_a_zstd_batch_after_others_and_refuses_one_first() -> None:
+    zstd = bytearray(stored(CompressionType.ZSTD))
+    zstd[:8] = (15).to_bytes(8, "big")  # the next batch: offsets 15-19
+    data = bytes(stored(CompressionType.NONE)) + bytes(zstd)
+    out = downconvert_for_fetch(data, 1, 10)
+    converted = downconvert(bytes(stored(CompressionType.NONE)), 1, 10)
+    assert len(out) == len(data) and out.startswith(converted)
+    assert out[len(converted) : len(converted) + 8] == b"\xff" * 8
+    with pytest.raises(UnsupportedCompressionTypeError):
+        downconvert_for_fetch(bytes(zstd), 1, 15)

@@ -1,0 +1,1 @@
+"""CreateTopics (API key 19)."""

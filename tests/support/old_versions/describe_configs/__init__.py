@@ -1,0 +1,1 @@
+"""DescribeConfigs (API key 32)."""

@@ -1,0 +1,1 @@
+"""Fetch (API key 1)."""

@@ -1,0 +1,1 @@
+"""ListOffsets (API key 2)."""

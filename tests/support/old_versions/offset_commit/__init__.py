@@ -1,0 +1,1 @@
+"""OffsetCommit (API key 8)."""

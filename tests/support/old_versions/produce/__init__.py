@@ -1,0 +1,1 @@
+"""Produce (API key 0)."""
