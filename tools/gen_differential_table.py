@@ -85,8 +85,8 @@ def render_table() -> str:
         lines.append(f"| {api.name} ({int(api)}) | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        "Not served by an embedded Franz (Kafka 3.9.2 serves them; LeaderAndIsr, StopReplica "
-        "and UpdateMetadata are served in cluster mode): "
+        "Not served by an embedded Franz (Kafka 3.9.2 serves them; LeaderAndIsr, StopReplica, "
+        "UpdateMetadata and ControlledShutdown are served in cluster mode): "
         + ", ".join(f"{name} ({key})" for key, name in sorted(KAFKA_ONLY_APIS.items()))
         + "."
     )

@@ -78,14 +78,16 @@ def kcat_leaders(cluster: Cluster, broker: BrokerProcess) -> dict[int, int]:
 
 
 def controlled_shutdown(
-    client: WireClient, broker_id: int, broker_epoch: int
+    client: WireClient, broker_id: int, broker_epoch: int, version: int = 3
 ) -> tuple[int, list[tuple[str, int]]]:
-    """A raw ControlledShutdown v3; its error code and remaining partitions."""
+    """A raw ControlledShutdown (v1 has no broker epoch); its error code and remaining
+    partitions."""
     request = build(
-        request_type(CONTROLLED_SHUTDOWN, 3), {"broker_id": broker_id, "broker_epoch": broker_epoch}
+        request_type(CONTROLLED_SHUTDOWN, version),
+        {"broker_id": broker_id, "broker_epoch": broker_epoch},
     )
     correlation_id = client.send(request)
-    response = client.recv(response_type(CONTROLLED_SHUTDOWN, 3), correlation_id, 30)
+    response = client.recv(response_type(CONTROLLED_SHUTDOWN, version), correlation_id, 30)
     remaining = [(p.topic_name, p.partition_index) for p in response.remaining_partitions]
     return int(response.error_code), remaining
 
@@ -108,6 +110,10 @@ def test_controlled_shutdown_is_served_and_a_stale_broker_epoch_is_refused(
         )
         # A broker that is not registered.
         assert controlled_shutdown(client, 99, -1) == (ErrorCode.BROKER_NOT_AVAILABLE, [])
+        assert controlled_shutdown(client, 99, -1, version=1) == (
+            ErrorCode.BROKER_NOT_AVAILABLE,
+            [],
+        )
     # Only the controller acts on it.
     with WireClient.connect(cs_cluster.brokers[other].bootstrap) as client:
         assert controlled_shutdown(client, other, epoch) == (ErrorCode.NOT_CONTROLLER, [])
