@@ -88,9 +88,9 @@ def render_table() -> str:
     lines.append("")
     lines.append(
         "Not served by an embedded Franz (Kafka 3.9.2 serves them; LeaderAndIsr v0-7, "
-        "StopReplica v0-4 and UpdateMetadata v0-8 are served in cluster mode, and their "
-        "answers to a stale controller epoch at every version are compared with Kafka's, "
-        "equal): "
+        "StopReplica v0-4, UpdateMetadata v0-8 and ControlledShutdown v0-3 are served in "
+        "cluster mode, and the first three's answers to a stale controller epoch at every "
+        "version are compared with Kafka's, equal): "
         + ", ".join(f"{name} ({key})" for key, name in sorted(KAFKA_ONLY_APIS.items()))
         + "."
     )

@@ -24,7 +24,10 @@ message), read the topics into the topic mirror, load the logs, listen, then reg
 stand for controller through ``ZkBrokerSession``; the ``Controller`` is hosted by every
 broker and acts while this broker holds ``/controller``. Partitions are hosted when the
 controller's LeaderAndIsr says so; the metadata cache is the controller's UpdateMetadata.
-Shutdown closes the ZooKeeper session first, so the controller moves leadership away at once.
+Shutdown (``controlled.shutdown.enable``, default true) first asks the controller to move this
+broker's leaderships to other in-sync replicas (Kafka's controlled shutdown,
+``franz.broker.controlled_shutdown``), then stops serving and closes the ZooKeeper session
+(first: so a broker whose controlled shutdown failed is seen as failed at once).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from franz.broker.cluster_topics import ClusterTopicAdmin
+from franz.broker.controlled_shutdown import ControlledShutdownConfig, controlled_shutdown
 from franz.broker.dispatcher import Dispatcher
 from franz.broker.dynamic_config import DynamicBrokerConfig
 from franz.broker.fetch_session import FetchSessionCache
@@ -311,6 +315,21 @@ class Broker:
         if self.zk is not None:
             await self.zk.zk.close()
 
+    async def _controlled_shutdown(self) -> None:
+        """Kafka's ``controlledShutdown`` (``franz.broker.controlled_shutdown``); a failure
+        of its own is logged, never stops the shutdown (Kafka's ``CoreUtils.swallow``)."""
+        config = ControlledShutdownConfig(
+            broker_id=self.broker_id,
+            max_retries=self.config.get("controlled.shutdown.max.retries"),
+            retry_backoff_ms=self.config.get("controlled.shutdown.retry.backoff.ms"),
+            socket_timeout_ms=self.config.get("controller.socket.timeout.ms"),
+            listener=self.config.get("inter.broker.listener.name") or self.listener.name,
+        )
+        try:
+            await controlled_shutdown(config, self.metadata_cache, self.broker_epoch)
+        except Exception:
+            log.exception("controlled shutdown failed")
+
     def _on_log_dir_failure(self, directory: Path) -> None:
         """A log dir failed (its logs are offline already: ``LogManager``).
 
@@ -449,6 +468,8 @@ class Broker:
         if not self._started:
             return
         self._started = False
+        if self.zk_session is not None and self.config.get("controlled.shutdown.enable"):
+            await self._controlled_shutdown()
         self.replica_manager.begin_shutdown()
         self.group_coordinator.shutdown()
         await self._leave_zookeeper()

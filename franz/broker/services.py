@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from franz.clock import Clock
     from franz.cluster.replica_manager import ReplicaManager
     from franz.config.broker import BrokerConfig
+    from franz.controller.shell.controller import Controller
     from franz.coordinator.group.coordinator import GroupCoordinator
     from franz.metadata.cache import MetadataCache
     from franz.storage.log_manager import LogManager
@@ -53,6 +54,12 @@ class BrokerServices(Protocol):
     def broker_epoch(self) -> int:
         """The czxid of this broker's ``/brokers/ids/<id>`` registration (Kafka's broker
         epoch, KIP-380); -1 in embedded mode or while unregistered."""
+        ...
+
+    @property
+    def controller(self) -> Controller | None:
+        """The controller this broker hosts (cluster mode; it acts only while this broker
+        holds ``/controller``): ControlledShutdown is handed to it."""
         ...
 
     @property

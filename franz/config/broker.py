@@ -101,6 +101,28 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
     ConfigKey(
+        "controlled.shutdown.enable",
+        _B,
+        True,
+        "Enable controlled shutdown of the server (cluster mode: the controller moves this "
+        "broker's leaderships away before it stops).",
+    ),
+    ConfigKey(
+        "controlled.shutdown.max.retries",
+        _I,
+        3,
+        "Controlled shutdown can fail for multiple reasons. This determines the number of "
+        "retries when such failure happens",
+    ),
+    ConfigKey(
+        "controlled.shutdown.retry.backoff.ms",
+        _L,
+        5000,
+        "Before each retry, the system needs time to recover from the state that caused the "
+        "previous failure (Controller fail over, replica lag etc). This config determines the "
+        "amount of time to wait before retrying.",
+    ),
+    ConfigKey(
         "inter.broker.listener.name",
         _S,
         None,

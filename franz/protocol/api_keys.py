@@ -128,10 +128,10 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
 
 #: Kafka 3.9's ZooKeeper-era inter-broker APIs (removed in Kafka 4, so absent from kio):
 #: decoded and encoded by ``franz.protocol.inter_broker``, served and advertised in cluster
-#: mode only (those with a handler: LeaderAndIsr, StopReplica, UpdateMetadata), hence kept out
-#: of ``SUPPORTED_APIS``. Every version is accepted and applied: the controller of a Kafka 3.9
-#: cluster at an older ``inter.broker.protocol.version`` sends older versions
-#: (``franz.controller.old_versions``).
+#: mode only (as a Kafka 3.9 ZooKeeper-mode broker: LeaderAndIsr, StopReplica, UpdateMetadata,
+#: ControlledShutdown), hence kept out of ``SUPPORTED_APIS``. Every version is accepted and
+#: applied: the controller of a Kafka 3.9 cluster at an older ``inter.broker.protocol.version``
+#: sends older versions (``franz.controller.old_versions``).
 INTER_BROKER_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LEADER_AND_ISR: ApiSupport(0, 0, 7, 4),
     ApiKey.STOP_REPLICA: ApiSupport(0, 0, 4, 2),

@@ -93,6 +93,9 @@ def broker_props(broker_id: int, zk_connect: str) -> dict[str, str]:
         "zookeeper.connect": zk_connect,
         "zookeeper.session.timeout.ms": str(SESSION_MS),
         "offsets.topic.num.partitions": "3",
+        # The last broker of a cluster has no one to hand its leaderships to: its controlled
+        # shutdown retries, so keep the wait between attempts short (Kafka's default: 5 s).
+        "controlled.shutdown.retry.backoff.ms": "500",
     }
 
 

@@ -2,8 +2,8 @@
 
 An API appears in ApiVersions exactly when it is registered here (and listed in
 ``franz.protocol.api_keys.SUPPORTED_APIS`` with its versions, or, in cluster mode only, in
-``INTER_BROKER_APIS``: a Kafka 3.9 ZooKeeper-mode broker lists LeaderAndIsr, StopReplica and
-UpdateMetadata in its ApiVersions).
+``INTER_BROKER_APIS``: a Kafka 3.9 ZooKeeper-mode broker lists LeaderAndIsr, StopReplica,
+UpdateMetadata and ControlledShutdown in its ApiVersions).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
     alter_configs,
     api_versions,
+    controlled_shutdown,
     create_partitions,
     create_topics,
     delete_groups,
@@ -83,4 +84,5 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,
     ApiKey.STOP_REPLICA: stop_replica.handle,
     ApiKey.UPDATE_METADATA: update_metadata.handle,
+    ApiKey.CONTROLLED_SHUTDOWN: controlled_shutdown.handle,
 }

@@ -39,8 +39,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
 
 
 def served_apis(*, zk_mode: bool) -> dict[int, ApiSupport]:
-    """The APIs served: ``SUPPORTED_APIS``, plus the controller's (``INTER_BROKER_APIS``
-    without ControlledShutdown, which has no handler) in cluster mode."""
+    """The APIs served: ``SUPPORTED_APIS``, plus the inter-broker ones
+    (``INTER_BROKER_APIS``) in cluster mode."""
     from franz.broker.handlers import HANDLERS
 
     served: dict[int, ApiSupport] = {k: v for k, v in SUPPORTED_APIS.items() if k in HANDLERS}

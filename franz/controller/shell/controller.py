@@ -25,7 +25,8 @@ for the next event and says so in the log); then ``apply`` to the context; then 
 into the batch; then the batch is sent through the channel. One batch per state-machine call,
 as Kafka's ``handleStateChanges`` does.
 
-Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``TopicChange`` (new
+Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``ControlledShutdown``
+(``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted), ``TopicChange`` (new
 topics), ``PartitionModifications`` (partitions added to a topic), ``TopicDeletion`` and its
 StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
@@ -48,6 +49,7 @@ from franz.controller.context import ControllerContext
 from franz.controller.election import ElectionStrategy
 from franz.controller.events import (
     BrokerChange,
+    ControlledShutdown,
     ControllerEvent,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
@@ -60,6 +62,11 @@ from franz.controller.events import (
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
 from franz.controller.shell.channel import ControllerChannelManager
+from franz.controller.shell.controlled_shutdown import (
+    ControlledShutdownResult,
+    answer,
+    process_controlled_shutdown,
+)
 from franz.controller.shell.deletion import TopicDeletionManager
 from franz.controller.shell.zk_reads import (
     read_brokers_and_epochs,
@@ -186,6 +193,19 @@ class Controller:
         """``ZkBrokerSession``'s ``on_elected``: queue the failover."""
         self._queue.put_nowait(_Elected(epoch))
 
+    def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int
+    ) -> asyncio.Future[ControlledShutdownResult]:
+        """Kafka's ``controlledShutdown``: queue the event; the future is its answer
+        (NOT_CONTROLLER at once when this broker is not the controller)."""
+        reply: asyncio.Future[ControlledShutdownResult] = asyncio.get_running_loop().create_future()
+        event = ControlledShutdown(broker_id, broker_epoch, reply=reply)
+        if self._epoch is None:
+            answer(event, ControlledShutdownResult(ErrorCode.NOT_CONTROLLER))
+        else:
+            self._queue.put_nowait(event)
+        return reply
+
     def post(self, event: ControllerEvent) -> None:
         """Queue an event (from a watch, a response, a request); dropped when not active."""
         if self._epoch is not None:
@@ -194,7 +214,9 @@ class Controller:
     def resign(self) -> None:
         """Stop acting at once (module docstring): ``onControllerResignation``."""
         while not self._queue.empty():
-            self._queue.get_nowait()
+            queued = self._queue.get_nowait()
+            if isinstance(queued, ControlledShutdown):  # Kafka's handlePreempt
+                answer(queued, ControlledShutdownResult(ErrorCode.NOT_CONTROLLER))
         current, self._current = self._current, None
         if current is not None and current is not asyncio.current_task():
             current.cancel()
@@ -229,6 +251,8 @@ class Controller:
                 await self._on_controller_failover(event.epoch)
             elif self._epoch is None:
                 return  # queued before a resignation: nothing to act on
+            elif isinstance(event, ControlledShutdown):
+                answer(event, await process_controlled_shutdown(self, event))
             elif isinstance(event, BrokerChange):
                 await self._process_broker_change()
             elif isinstance(event, TopicChange):
@@ -269,6 +293,13 @@ class Controller:
             self.batch.clear()
             if isinstance(event, _Elected) and self._epoch is event.epoch:
                 self._trigger_controller_move(event.epoch)
+        finally:
+            # An answer not given yet: fenced or cancelled by a resignation (Kafka's
+            # ControllerMovedException: NOT_CONTROLLER), or failed (UNKNOWN_SERVER_ERROR).
+            if isinstance(event, ControlledShutdown):
+                failed = ErrorCode.UNKNOWN_SERVER_ERROR
+                code = ErrorCode.NOT_CONTROLLER if self._epoch is None else failed
+                answer(event, ControlledShutdownResult(code))
 
     def _trigger_controller_move(self, epoch: ControllerEpoch) -> None:
         """Kafka's ``triggerControllerMove``: a failover that failed half-way (ZooKeeper
