@@ -20,8 +20,10 @@ turns the change into leaders (LeaderAndIsr) and tells every broker (UpdateMetad
   ``/config/changes/config_change_<seq>`` notification; every broker watches
   ``/config/changes`` and re-reads the entity of each notification newer than the last one
   it processed (Kafka's ``ZkConfigManager`` / ``ZkNodeChangeNotificationListener``), then
-  applies it through ``on_topic_configs``. Broker-entity notifications are not applied yet
-  (dynamic broker configs are per broker in cluster mode, ``franz.metadata.mirror``).
+  applies it through ``on_topic_configs``. A broker-entity notification (``brokers/<default>``
+  or ``brokers/<this broker's id>``; another broker's id is not this broker's business) is
+  read the same way and applied through ``on_broker_configs``
+  (``franz.broker.dynamic_config``, Kafka's ``BrokerConfigHandler``).
 
 Replication is not there yet (next issue): followers hold empty logs and acks=all on a topic
 with a replication factor above 1 does not wait for them.
@@ -51,7 +53,7 @@ from franz.errors import (
 from franz.metadata.cache import MetadataCache
 from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.mirror import TopicMirrorStore
-from franz.metadata.store import TopicRecord
+from franz.metadata.store import DEFAULT_BROKER_ENTITY, TopicRecord
 from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import (
     ConfigEntityChangeNotificationSequenceZNode,
@@ -84,6 +86,9 @@ class ClusterTopicAdmin:
         self._background: set[asyncio.Task[None]] = set()
         #: Applies a topic's new config overrides (set by the ``TopicManager``).
         self.on_topic_configs: Callable[[str, dict[str, str]], None] | None = None
+        #: Applies a broker entity's new dynamic configs (set by the broker).
+        self.on_broker_configs: Callable[[str, dict[str, str]], None] | None = None
+        self.broker_id = broker_id
         self._last_change = ""
 
     # -- config change notifications ---------------------------------------------------------
@@ -114,6 +119,9 @@ class ClusterTopicAdmin:
                 log.error("config change %s skipped: %s", name, exc)
                 continue
             kind, _, entity = entity_path.partition("/")
+            if kind == "brokers":
+                await self._process_broker_change(entity)
+                continue
             if kind != "topics":
                 continue
             record = await self._read(entity)
@@ -122,6 +130,19 @@ class ClusterTopicAdmin:
             self.mirror.put(record)
             if self.on_topic_configs is not None:
                 self.on_topic_configs(entity, record.configs)
+
+    async def _process_broker_change(self, entity: str) -> None:
+        if self.on_broker_configs is None or entity not in (
+            DEFAULT_BROKER_ENTITY,
+            str(self.broker_id),
+        ):
+            return
+        try:
+            configs = await self.zk.get_entity_configs("brokers", entity)
+        except ZNodeDecodeError as exc:
+            log.error("dynamic configs of broker entity %s skipped: %s", entity, exc)
+            return
+        self.on_broker_configs(entity, configs)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         async def run() -> None:

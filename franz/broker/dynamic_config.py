@@ -21,10 +21,24 @@ Then the store is written (durable) and ``reconfigure`` gets the new effective
 producer id expiration). At startup ``load`` applies the stored configs; entries that are
 no longer valid are dropped with an error logged, as Kafka's ``fromPersistentProps`` does,
 so a bad stored value never stops a broker.
+
+Cluster mode (``remote``, Kafka 3.9's ZooKeeper mode): the dynamic configs live in ZooKeeper,
+``/config/brokers/<default>`` and ``/config/brokers/<id>`` (``{"version":1,"config":{...}}``),
+and ``store`` is this broker's in-memory copy (``TopicMirrorStore``). ``fetch`` fills the
+copy at startup, before ``load``. An accepted ``alter`` writes the znode plus a
+``/config/changes/config_change_<seq>`` notification (``{"version":2,"entity_path":
+"brokers/<entity>"}``, Kafka's ``AdminZkClient.changeBrokerConfig``) in the background; the
+handler awaits ``pending_writes`` before it answers, and the change is applied here once
+written. Every broker watches the notifications (``ClusterTopicAdmin``) and hands the
+entity's new configs to ``apply_entity``: the default applies everywhere, a per-broker set
+only on that broker (Kafka's ``BrokerConfigHandler.processConfigChanges``). As in Kafka, a
+per-broker alter or describe must reach the broker it names (``broker_resource_id``; the
+admin clients send it there), the default may go to any broker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 
@@ -32,7 +46,8 @@ from franz.broker.configs import ResourceType, broker_resource_id, resource_repr
 from franz.config.broker import BrokerConfig
 from franz.config.dynamic import dynamic_config_errors
 from franz.errors import InvalidConfigurationError, InvalidRequestError
-from franz.metadata.store import DEFAULT_BROKER_ENTITY, MetadataStore
+from franz.metadata.store import DEFAULT_BROKER_ENTITY, AsyncMetadataStore, MetadataStore
+from franz.metadata.znodes import ZNodeDecodeError
 
 __all__ = ["DynamicBrokerConfig"]
 
@@ -46,13 +61,57 @@ class DynamicBrokerConfig:
         store: MetadataStore,
         broker_id: int,
         reconfigure: Callable[[BrokerConfig], None],
+        remote: AsyncMetadataStore | None = None,
     ) -> None:
         self.static = static
         self.store = store
         self.broker_id = broker_id
         self._reconfigure = reconfigure
+        #: Cluster mode: ZooKeeper, where the dynamic configs live (module docstring).
+        self.remote = remote
         #: The effective config: static under the dynamic layers.
         self.current = static
+        self._writes: set[asyncio.Task[None]] = set()
+
+    async def fetch(self) -> None:
+        """Cluster mode, at startup: copy the default's and this broker's dynamic configs
+        from ZooKeeper into ``store`` (then ``load`` applies them). A znode that does not
+        decode is logged and counts as empty."""
+        assert self.remote is not None
+        for entity in (DEFAULT_BROKER_ENTITY, str(self.broker_id)):
+            try:
+                configs = await self.remote.broker_configs(entity)
+            except ZNodeDecodeError as exc:
+                log.error("dynamic configs of broker entity %s ignored: %s", entity, exc)
+                configs = {}
+            self.store.set_broker_configs(entity, configs)
+
+    def apply_entity(self, entity: str, configs: Mapping[str, str]) -> None:
+        """Cluster mode: ``entity``'s dynamic configs as now stored in ZooKeeper (a change
+        notification, or this broker's own write). Another broker's entity is ignored."""
+        if entity == DEFAULT_BROKER_ENTITY:
+            broker = None
+        elif entity == str(self.broker_id):
+            broker = self.broker_id
+        else:
+            return
+        self.store.set_broker_configs(entity, dict(configs))
+        usable = self._usable(configs, broker)
+        if broker is None:
+            new = self.static.with_dynamic(usable, self.current.dynamic_broker)
+        else:
+            new = self.static.with_dynamic(self.current.dynamic_default, usable)
+        if (new.dynamic_default, new.dynamic_broker) == (
+            self.current.dynamic_default,
+            self.current.dynamic_broker,
+        ):
+            return
+        self._apply(new)
+        log.info("dynamic configs of broker entity %s applied: %s", entity, usable or "(none)")
+
+    def pending_writes(self) -> list[asyncio.Task[None]]:
+        """Cluster mode: the ZooKeeper writes of accepted alters not finished yet."""
+        return [task for task in self._writes if not task.done()]
 
     def load(self) -> None:
         """Apply the stored dynamic configs (after ``store.load()``, before logs open)."""
@@ -95,9 +154,30 @@ class DynamicBrokerConfig:
         if validate_only:
             return
         entity = DEFAULT_BROKER_ENTITY if broker is None else str(broker)
+        if self.remote is not None:
+            self._write_remote(entity, dict(configs))
+            return
         self.store.set_broker_configs(entity, dict(configs))
         self._apply(new)
         log.info("dynamic configs of broker entity %s set: %s", entity, dict(configs) or "(none)")
+
+    def _write_remote(self, entity: str, configs: dict[str, str]) -> None:
+        remote = self.remote
+        assert remote is not None
+
+        async def write() -> None:
+            try:
+                await remote.set_broker_configs(entity, configs)
+            except Exception as exc:
+                log.warning(
+                    "writing the dynamic configs of %s to ZooKeeper failed: %s", entity, exc
+                )
+                return
+            self.apply_entity(entity, configs)
+
+        task = asyncio.get_running_loop().create_task(write())
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
 
     def _apply(self, config: BrokerConfig) -> None:
         self.current = config

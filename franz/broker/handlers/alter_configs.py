@@ -17,6 +17,9 @@ Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
   not dynamic in Kafka, bad values: INVALID_REQUEST, as ZooKeeper-mode Kafka answers
   ("Cannot update these configs dynamically: Set(...)";
   ``franz.broker.dynamic_config.DynamicBrokerConfig.alter``). A null value: INVALID_REQUEST.
+  In cluster mode the change goes to ``/config/brokers/<id|<default>>`` and every broker
+  applies it from the change notification; a broker id other than the receiving broker's
+  is INVALID_REQUEST, as in Kafka's ZooKeeper mode (admin clients send it to that broker).
 * Anything else: INVALID_REQUEST ("AlterConfigs is only supported for topics and brokers,
   but resource type is BROKER_LOGGER").
 * A resource named twice in one request: INVALID_REQUEST ("Each resource must appear at
@@ -54,9 +57,13 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
 def answer_when_written(
     ctx: RequestContext, result: HandlerResult
 ) -> HandlerResult | Awaitable[HandlerResult]:
-    """Cluster mode: answer once the topic config changes are in ZooKeeper (Kafka's
-    ``AdminZkClient.changeTopicConfig`` writes before the response); at once otherwise."""
-    pending = ctx.services.topic_manager.pending_writes()
+    """Cluster mode: answer once the topic and broker config changes are in ZooKeeper
+    (Kafka's ``AdminZkClient.changeTopicConfig`` / ``changeBrokerConfig`` write before the
+    response); at once otherwise."""
+    pending = [
+        *ctx.services.topic_manager.pending_writes(),
+        *ctx.services.dynamic_config.pending_writes(),
+    ]
     if not pending:
         return result
 

@@ -1,0 +1,366 @@
+"""Cluster state shared through ZooKeeper: producer id blocks and dynamic broker configs.
+
+One cluster of 3 ``franz broker`` processes (ids 1-3) for the module, started here because
+the tests restart brokers. Everything is checked with real clients over TCP (raw
+InitProducerId requests, confluent-kafka, kafka-python, ``franz configs``) and with kazoo on
+the znodes, whose bytes are compared with what Kafka 3.9 writes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewTopic,
+)
+from kafka.admin import ConfigResource as KpConfigResource
+from kafka.admin import ConfigResourceType as KpConfigResourceType
+from kafka.admin import KafkaAdminClient
+from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
+from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
+
+from franz.errors import ErrorCode
+from tests.support.broker import BrokerProcess
+from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.kafka_ref import run_franz_tool
+from tests.support.wire import WireClient
+from tests.support.zookeeper import ZooKeeperServer
+
+BLOCK = 1000
+CLAIMED = re.compile(r"claimed producer id block \[(\d+), (\d+)\]")
+
+
+@pytest.fixture(scope="module")
+def zk_cluster(
+    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    base = Path(tmp_path_factory.mktemp("zk-state"))
+    with start_cluster(new_chroot(zookeeper_server.connect_string), base) as c:
+        yield c
+
+
+def restart(c: Cluster, broker: BrokerProcess) -> None:
+    """Stop and start ``broker`` (its port changes), then wait until every broker's metadata
+    has its new address."""
+    assert broker.stop() == 0, broker.output()
+    broker.start()
+    addresses = {f"{b.host}:{b.port}" for b in c.brokers.values()}
+
+    def converged() -> bool:
+        for b in c.brokers.values():
+            listed = c.kcat_metadata(b)["brokers"]
+            if {entry["name"].rsplit("/", 1)[0] for entry in listed} != addresses:
+                return False
+        return True
+
+    eventually(converged, 30, f"every broker sees broker {broker.overrides['broker.id']} back")
+
+
+# -- producer id blocks ----------------------------------------------------------------------
+
+
+def init_producer_ids(broker: BrokerProcess, count: int, in_flight: int = 100) -> list[int]:
+    """``count`` InitProducerId requests (idempotent producer: no transactional id),
+    pipelined ``in_flight`` at a time; the ids answered."""
+    ids: list[int] = []
+    request = InitProducerIdRequest(
+        transactional_id=None, transaction_timeout=datetime.timedelta(seconds=60)
+    )
+    with WireClient.connect(broker.bootstrap, timeout=30) as client:
+        while len(ids) < count:
+            batch = min(in_flight, count - len(ids))
+            sent = [client.send(request) for _ in range(batch)]
+            for correlation_id in sent:
+                response = client.recv(InitProducerIdResponse, correlation_id)
+                assert response.error_code == ErrorCode.NONE, response
+                assert response.producer_epoch == 0, response
+                ids.append(response.producer_id)
+    return ids
+
+
+def claimed_blocks(c: Cluster) -> list[tuple[int, int]]:
+    """Every block the brokers logged claiming (over all their runs)."""
+    blocks: list[tuple[int, int]] = []
+    for broker in c.brokers.values():
+        text = (broker.data_dir / "broker.out").read_text(errors="replace")
+        blocks += [(int(a), int(b)) for a, b in CLAIMED.findall(text)]
+    return sorted(blocks)
+
+
+def test_producer_ids_come_from_shared_blocks_and_are_never_reused(zk_cluster: Cluster) -> None:
+    c = zk_cluster
+    issued: list[int] = []
+    # Interleave the brokers so their blocks alternate in /latest_producer_id_block.
+    for _ in range(3):
+        for broker in c.brokers.values():
+            issued += init_producer_ids(broker, 450)
+    assert len(issued) == len(set(issued)), "a producer id was handed out twice"
+    assert min(issued) >= 0
+
+    data, _ = c.kazoo.get("/latest_producer_id_block")
+    latest = json.loads(data)
+    # Kafka 3.9's ProducerIdBlockZNode JSON, field order and string-typed bounds included.
+    assert (
+        data
+        == (
+            f'{{"version":1,"broker":{latest["broker"]},"block_start":"{latest["block_start"]}",'
+            f'"block_end":"{latest["block_end"]}"}}'
+        ).encode()
+    )
+    assert latest["broker"] in c.brokers
+    start, end = int(latest["block_start"]), int(latest["block_end"])
+    assert end - start == BLOCK - 1 and start % BLOCK == 0
+    assert max(issued) <= end
+
+    # Every claim took the next 1000 ids: the blocks are contiguous from 0, disjoint, and
+    # each id lies in a block claimed by the broker that handed it out.
+    blocks = claimed_blocks(c)
+    assert [b[0] for b in blocks] == [i * BLOCK for i in range(len(blocks))], blocks
+    assert all(b[1] - b[0] == BLOCK - 1 for b in blocks), blocks
+    assert blocks[-1] == (start, end)
+    assert len(blocks) >= 3  # each broker claimed at least one (1350 ids each)
+
+    # A restarted broker claims a fresh block: none of its ids was handed out before.
+    restart(c, c.brokers[2])
+    after = init_producer_ids(c.brokers[2], 20)
+    assert not set(after) & set(issued)
+    assert min(after) > end
+
+    # An idempotent producer of a real client gets its id the same way.
+    producer = Producer({"bootstrap.servers": c.bootstrap(), "enable.idempotence": True})
+    delivered: list[Any] = []
+    producer.produce("pid-check", b"x", on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(30) == 0 and delivered == [None]
+
+
+# -- dynamic broker configs ------------------------------------------------------------------
+
+
+def describe(admin: AdminClient, broker: str, key: str) -> ConfigEntry:
+    resource = ConfigResource(ConfigResource.Type.BROKER, broker)
+    entries = admin.describe_configs([resource], request_timeout=30)[resource].result(30)
+    entry: ConfigEntry = entries[key]
+    return entry
+
+
+def source_name(entry: ConfigEntry) -> str:
+    return ConfigSource(entry.source).name
+
+
+def produce_one(c: Cluster, topic: str, partition: int, size: int) -> str | None:
+    """Produce one ``size``-byte record; the delivery error's name, or None."""
+    producer = Producer(
+        {"bootstrap.servers": c.bootstrap(), "message.max.bytes": 1_000_000, "retries": 0}
+    )
+    errors: list[Any] = []
+    producer.produce(
+        topic, b"v" * size, partition=partition, on_delivery=lambda e, m: errors.append(e)
+    )
+    assert producer.flush(30) == 0
+    err = errors[0]
+    return None if err is None else str(err.name())
+
+
+def test_dynamic_broker_configs_live_in_zookeeper(zk_cluster: Cluster) -> None:
+    c = zk_cluster
+    admin = AdminClient({"bootstrap.servers": c.bootstrap()})
+    topic = "sizes"
+    # One partition led by each broker, so each broker's limit is observable.
+    created = admin.create_topics(
+        [NewTopic(topic, 3, replica_assignment=[[1], [2], [3]])], request_timeout=30
+    )
+    created[topic].result(30)
+    eventually(
+        lambda: all(
+            p["leader"] >= 0
+            for p in c.kcat_metadata(c.brokers[1], topic)["topics"][0]["partitions"]
+        ),
+        30,
+        "leaders of sizes",
+    )
+
+    # The cluster-wide default, with Kafka's tool's syntax (any broker may take it).
+    done = run_franz_tool(
+        "configs",
+        "--bootstrap-server",
+        c.brokers[3].bootstrap,
+        "--entity-type",
+        "brokers",
+        "--entity-default",
+        "--alter",
+        "--add-config",
+        "message.max.bytes=3000",
+    )
+    assert done.returncode == 0, done.stderr
+    # A per-broker override with confluent-kafka (librdkafka sends it to broker 2).
+    resource = ConfigResource(
+        ConfigResource.Type.BROKER,
+        "2",
+        incremental_configs=[
+            ConfigEntry("message.max.bytes", "50000", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    # Another with kafka-python (it sends BROKER resources to the broker they name).
+    kp = KafkaAdminClient(bootstrap_servers=c.bootstrap(), request_timeout_ms=30000)
+    try:
+        kp.alter_configs(
+            [KpConfigResource(KpConfigResourceType.BROKER, "3", {"log.retention.ms": "7200000"})]
+        )
+    finally:
+        kp.close()
+
+    # The znodes hold Kafka's JSON, and one change notification per change names the entity.
+    assert c.kazoo.get("/config/brokers/<default>")[0] == (
+        b'{"version":1,"config":{"message.max.bytes":"3000"}}'
+    )
+    assert c.kazoo.get("/config/brokers/2")[0] == (
+        b'{"version":1,"config":{"message.max.bytes":"50000"}}'
+    )
+    assert c.kazoo.get("/config/brokers/3")[0] == (
+        b'{"version":1,"config":{"log.retention.ms":"7200000"}}'
+    )
+    notified = [
+        c.kazoo.get(f"/config/changes/{child}")[0]
+        for child in sorted(c.kazoo.get_children("/config/changes"))
+    ]
+    for entity in ("<default>", "2", "3"):
+        assert f'{{"version":2,"entity_path":"brokers/{entity}"}}'.encode() in notified, notified
+
+    check_described(c)
+    check_limits(c, topic)
+
+    # A restarted broker reads them back from ZooKeeper.
+    restart(c, c.brokers[2])
+    restart(c, c.brokers[1])
+    check_described(c)
+    check_limits(c, topic)
+
+
+def check_described(c: Cluster) -> None:
+    """Every broker answers its own value and source (Kafka's precedence: per broker, then
+    the cluster default, then server.properties, then Kafka's default), with synonyms."""
+    admin = AdminClient({"bootstrap.servers": c.bootstrap()})
+    expected = {
+        1: ("3000", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+        2: ("50000", "DYNAMIC_BROKER_CONFIG"),
+        3: ("3000", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+    }
+
+    def described() -> dict[int, tuple[str, str]]:
+        out = {}
+        for broker_id in expected:
+            entry = describe(admin, str(broker_id), "message.max.bytes")
+            out[broker_id] = (entry.value, source_name(entry))
+        return out
+
+    eventually(lambda: described() == expected, 30, "every broker describes message.max.bytes")
+    retention = describe(admin, "3", "log.retention.ms")
+    assert (retention.value, source_name(retention)) == ("7200000", "DYNAMIC_BROKER_CONFIG")
+    retention_1 = describe(admin, "1", "log.retention.ms")
+    assert source_name(retention_1) != "DYNAMIC_BROKER_CONFIG", retention_1
+
+    # kafka-python sees the same through DescribeConfigs sent to each broker, with the
+    # synonyms in precedence order (confluent-kafka keys them by name, keeping one).
+    kp = KafkaAdminClient(bootstrap_servers=c.bootstrap(), request_timeout_ms=30000)
+    try:
+        for broker_id, (value, source) in expected.items():
+            answer = kp.describe_configs(
+                [KpConfigResource(KpConfigResourceType.BROKER, str(broker_id))],
+                include_synonyms=True,
+                config_filter="all",
+            )
+            entry = answer["broker"][str(broker_id)]["message.max.bytes"]
+            assert (entry["value"], entry["config_source"]) == (value, source), entry
+            layers = [(s["value"], s["source"]) for s in entry["synonyms"]]
+            dynamic = [("3000", "DYNAMIC_DEFAULT_BROKER_CONFIG")]
+            if broker_id == 2:
+                dynamic.insert(0, ("50000", "DYNAMIC_BROKER_CONFIG"))
+            assert layers == [*dynamic, ("1048588", "DEFAULT_CONFIG")], entry
+    finally:
+        kp.close()
+
+    # The default entity (any broker answers it) lists only the cluster-wide dynamic configs.
+    done = run_franz_tool(
+        "configs",
+        "--bootstrap-server",
+        c.brokers[1].bootstrap,
+        "--entity-type",
+        "brokers",
+        "--entity-default",
+        "--describe",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "message.max.bytes=3000" in done.stdout, done.stdout
+
+
+def check_limits(c: Cluster, topic: str) -> None:
+    """The limits are live: partition p is led by broker p + 1 (its own message.max.bytes)."""
+    eventually(
+        lambda: produce_one(c, topic, 0, 10_000) == "MSG_SIZE_TOO_LARGE",
+        30,
+        "broker 1 refuses a 10 kB record (cluster default 3000)",
+    )
+    assert produce_one(c, topic, 2, 10_000) == "MSG_SIZE_TOO_LARGE"
+    assert produce_one(c, topic, 1, 10_000) is None  # broker 2: its own 50000
+    assert produce_one(c, topic, 0, 1_000) is None
+
+
+def test_per_broker_alter_must_reach_that_broker(zk_cluster: Cluster) -> None:
+    """Kafka's ZooKeeper mode answers a BROKER resource naming another broker with
+    INVALID_REQUEST; nothing is written."""
+    from kio.schema.incremental_alter_configs.v1 import request as iac
+
+    c = zk_cluster
+    request = iac.IncrementalAlterConfigsRequest(
+        resources=(
+            iac.AlterConfigsResource(
+                resource_type=4,
+                resource_name="2",
+                configs=(
+                    iac.AlterableConfig(name="log.cleaner.threads", config_operation=0, value="2"),
+                ),
+            ),
+        ),
+        validate_only=False,
+    )
+    with WireClient.connect(c.brokers[1].bootstrap, timeout=30) as client:
+        response = client.request(request)
+    (result,) = response.responses
+    assert result.error_code == ErrorCode.INVALID_REQUEST, result
+    assert result.error_message == (
+        "Unexpected broker id, expected 1 or empty string, but received 2"
+    )
+    found = c.kazoo.exists("/config/brokers/2")
+    if found is not None:
+        assert b"log.cleaner.threads" not in c.kazoo.get("/config/brokers/2")[0]
+
+
+def test_bad_value_is_refused_and_not_written(zk_cluster: Cluster) -> None:
+    c = zk_cluster
+    admin = AdminClient({"bootstrap.servers": c.bootstrap()})
+    resource = ConfigResource(
+        ConfigResource.Type.BROKER,
+        "1",
+        incremental_configs=[
+            ConfigEntry("message.max.bytes", "lots", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    with pytest.raises(KafkaException) as refused:
+        admin.incremental_alter_configs([resource])[resource].result(30)
+    assert "INVALID_REQUEST" in str(refused.value) or "Invalid" in str(refused.value)
+    found = c.kazoo.exists("/config/brokers/1")
+    if found is not None:
+        assert b"lots" not in c.kazoo.get("/config/brokers/1")[0]
