@@ -34,7 +34,7 @@ from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
 from franz.errors import ErrorCode
 from tests.support.broker import BrokerProcess
 from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
-from tests.support.kafka_ref import run_franz_tool
+from tests.support.kafka_ref import ReferenceUnavailable, run_franz_tool, run_kafka_tool
 from tests.support.wire import WireClient
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -55,6 +55,10 @@ def restart(c: Cluster, broker: BrokerProcess) -> None:
     """Stop and start ``broker`` (its port changes), then wait until every broker's metadata
     has its new address."""
     assert broker.stop() == 0, broker.output()
+    restart_stopped(c, broker)
+
+
+def restart_stopped(c: Cluster, broker: BrokerProcess) -> None:
     broker.start()
     addresses = {f"{b.host}:{b.port}" for b in c.brokers.values()}
 
@@ -364,3 +368,69 @@ def test_bad_value_is_refused_and_not_written(zk_cluster: Cluster) -> None:
     found = c.kazoo.exists("/config/brokers/1")
     if found is not None:
         assert b"lots" not in c.kazoo.get("/config/brokers/1")[0]
+
+
+def test_kafkas_config_command_reads_and_writes_them(zk_cluster: Cluster) -> None:
+    """Kafka 3.9's own ``kafka-configs``: ``--bootstrap-server --describe`` of a broker
+    shows the per-broker value over the cluster default; ``--zookeeper`` (allowed for a
+    broker that is not running) writes a per-broker config that the broker applies when
+    it starts."""
+    c = zk_cluster
+    try:
+        added = run_kafka_tool(
+            "kafka.admin.ConfigCommand",
+            "--bootstrap-server",
+            c.brokers[1].bootstrap,
+            "--entity-type",
+            "brokers",
+            "--entity-name",
+            "1",
+            "--alter",
+            "--add-config",
+            "log.cleaner.threads=3",
+        )
+    except ReferenceUnavailable as exc:
+        pytest.skip(str(exc))
+    assert added.returncode == 0, added.stderr
+    assert "Completed updating config for broker 1." in added.stdout, added.stdout
+    described = run_kafka_tool(
+        "kafka.admin.ConfigCommand",
+        "--bootstrap-server",
+        c.brokers[1].bootstrap,
+        "--entity-type",
+        "brokers",
+        "--entity-name",
+        "1",
+        "--describe",
+    )
+    assert described.returncode == 0, described.stderr
+    assert (
+        "log.cleaner.threads=3 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+        "log.cleaner.threads=3, DEFAULT_CONFIG:log.cleaner.threads=1}" in described.stdout
+    ), described.stdout
+    assert c.kazoo.get("/config/brokers/1")[0] == (
+        b'{"version":1,"config":{"log.cleaner.threads":"3"}}'
+    )
+
+    # Written into ZooKeeper by Kafka's tool while broker 1 is down, applied at its start
+    # (Kafka's ZooKeeper alter merges into the znode, keeping log.cleaner.threads's peers).
+    broker = c.brokers[1]
+    assert broker.stop() == 0, broker.output()
+    eventually(lambda: c.kazoo.exists("/brokers/ids/1") is None, 30, "broker 1 unregistered")
+    written = run_kafka_tool(
+        "kafka.admin.ConfigCommand",
+        "--zookeeper",
+        c.zk_connect,
+        "--entity-type",
+        "brokers",
+        "--entity-name",
+        "1",
+        "--alter",
+        "--add-config",
+        "log.cleaner.threads=4",
+    )
+    assert written.returncode == 0, written.stderr + written.stdout
+    restart_stopped(c, broker)
+    admin = AdminClient({"bootstrap.servers": c.bootstrap()})
+    entry = describe(admin, "1", "log.cleaner.threads")
+    assert (entry.value, source_name(entry)) == ("4", "DYNAMIC_BROKER_CONFIG")
