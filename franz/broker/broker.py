@@ -274,8 +274,8 @@ class Broker:
         self.topic_manager.attach_cluster(admin)
         admin.on_broker_configs = self.dynamic_config.apply_entity
         await admin.refresh()
-        await self.dynamic_config.fetch()
         await admin.watch_config_changes()
+        await self.dynamic_config.fetch()
 
     async def _register_and_elect(self) -> None:
         """``/brokers/ids/<id>`` with the bound endpoint, then the controller election."""

@@ -27,11 +27,14 @@ Cluster mode (``remote``, Kafka 3.9's ZooKeeper mode): the dynamic configs live 
 and ``store`` is this broker's in-memory copy (``TopicMirrorStore``). ``fetch`` fills the
 copy at startup, before ``load``. An accepted ``alter`` writes the znode plus a
 ``/config/changes/config_change_<seq>`` notification (``{"version":2,"entity_path":
-"brokers/<entity>"}``, Kafka's ``AdminZkClient.changeBrokerConfig``) in the background; the
-handler awaits ``pending_writes`` before it answers, and the change is applied here once
-written. Every broker watches the notifications (``ClusterTopicAdmin``) and hands the
-entity's new configs to ``apply_entity``: the default applies everywhere, a per-broker set
-only on that broker (Kafka's ``BrokerConfigHandler.processConfigChanges``). As in Kafka, a
+"brokers/<entity>"}``, Kafka's ``AdminZkClient.changeBrokerConfig``) in the background;
+``alter`` returns that write, the handler awaits it before it answers (a failed write is
+the resource's error), and the change is applied here once written. Every broker watches
+the notifications (``ClusterTopicAdmin``) and hands the entity's new configs to
+``apply_entity``: the default applies everywhere, a per-broker set only on that broker
+(Kafka's ``BrokerConfigHandler.processConfigChanges``). The watch starts before ``fetch``
+reads the znodes, so no change falls between the two; one that arrives before ``load``
+only updates the copy, which ``load`` applies. As in Kafka, a
 per-broker alter or describe must reach the broker it names (``broker_resource_id``; the
 admin clients send it there), the default may go to any broker.
 """
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from franz.broker.configs import ResourceType, broker_resource_id, resource_repr
 from franz.config.broker import BrokerConfig
@@ -71,7 +74,7 @@ class DynamicBrokerConfig:
         self.remote = remote
         #: The effective config: static under the dynamic layers.
         self.current = static
-        self._writes: set[asyncio.Task[None]] = set()
+        self._loaded = False
 
     async def fetch(self) -> None:
         """Cluster mode, at startup: copy the default's and this broker's dynamic configs
@@ -96,6 +99,8 @@ class DynamicBrokerConfig:
         else:
             return
         self.store.set_broker_configs(entity, dict(configs))
+        if not self._loaded:
+            return
         usable = self._usable(configs, broker)
         if broker is None:
             new = self.static.with_dynamic(usable, self.current.dynamic_broker)
@@ -109,12 +114,10 @@ class DynamicBrokerConfig:
         self._apply(new)
         log.info("dynamic configs of broker entity %s applied: %s", entity, usable or "(none)")
 
-    def pending_writes(self) -> list[asyncio.Task[None]]:
-        """Cluster mode: the ZooKeeper writes of accepted alters not finished yet."""
-        return [task for task in self._writes if not task.done()]
 
     def load(self) -> None:
         """Apply the stored dynamic configs (after ``store.load()``, before logs open)."""
+        self._loaded = True
         default = self._usable(self.store.broker_configs(DEFAULT_BROKER_ENTITY), None)
         mine = self._usable(self.store.broker_configs(str(self.broker_id)), self.broker_id)
         if default or mine:
@@ -132,8 +135,9 @@ class DynamicBrokerConfig:
 
     def alter(
         self, resource_name: str | None, configs: Mapping[str, str], *, validate_only: bool
-    ) -> None:
-        """Replace the dynamic configs of the BROKER resource ``resource_name``."""
+    ) -> Awaitable[None] | None:
+        """Replace the dynamic configs of the BROKER resource ``resource_name``. Cluster mode:
+        returns the ZooKeeper write, which raises if it fails (module docstring)."""
         broker = broker_resource_id(resource_name, self.broker_id)
         prefix = (
             f"Invalid config value for resource "
@@ -152,32 +156,27 @@ class DynamicBrokerConfig:
         except InvalidConfigurationError as exc:
             raise InvalidRequestError(prefix + str(exc)) from None
         if validate_only:
-            return
+            return None
         entity = DEFAULT_BROKER_ENTITY if broker is None else str(broker)
         if self.remote is not None:
-            self._write_remote(entity, dict(configs))
-            return
+            return self._write_remote(entity, dict(configs))
         self.store.set_broker_configs(entity, dict(configs))
         self._apply(new)
         log.info("dynamic configs of broker entity %s set: %s", entity, dict(configs) or "(none)")
+        return None
 
-    def _write_remote(self, entity: str, configs: dict[str, str]) -> None:
+    def _write_remote(self, entity: str, configs: dict[str, str]) -> asyncio.Task[None]:
+        """Started at once (not when the handler gets to await it), so the writes of one
+        request's resources go out in order."""
         remote = self.remote
         assert remote is not None
 
         async def write() -> None:
-            try:
-                await remote.set_broker_configs(entity, configs)
-            except Exception as exc:
-                log.warning(
-                    "writing the dynamic configs of %s to ZooKeeper failed: %s", entity, exc
-                )
-                return
+            await remote.set_broker_configs(entity, configs)
+            log.info("dynamic configs of broker entity %s written: %s", entity, configs or "(none)")
             self.apply_entity(entity, configs)
 
-        task = asyncio.get_running_loop().create_task(write())
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        return asyncio.get_running_loop().create_task(write())
 
     def _apply(self, config: BrokerConfig) -> None:
         self.current = config

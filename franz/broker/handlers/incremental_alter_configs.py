@@ -105,7 +105,7 @@ def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:
     return operations
 
 
-def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> Awaitable[None] | None:
     services = ctx.services
     kind = resource.resource_type
     name = resource.resource_name
@@ -117,7 +117,7 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         overrides = apply_operations(topics, name, record.configs, operations)
         topics.set_topic_configs(name, overrides, validate_only=validate_only)
-        return
+        return None
     if kind == ResourceType.BROKER:
         dynamic = services.dynamic_config
         current = dynamic.entity_configs(name)
@@ -127,8 +127,7 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
             lambda key: effective.get(key) if effective.is_set(key) else kafka_broker_default(key),
             operations,
         )
-        dynamic.alter(name, configs, validate_only=validate_only)
-        return
+        return dynamic.alter(name, configs, validate_only=validate_only)
     if kind == ResourceType.BROKER_LOGGER:
         broker_resource_id(name, services.broker_id)
         for config, op, _ in operations:
@@ -140,7 +139,7 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
                 f"Invalid config value for resource {resource_repr(kind, name)}: Logger {config} "
                 "does not exist! (Franz has no runtime-adjustable loggers)"
             )
-        return
+        return None
     raise InvalidRequestError(
         "IncrementalAlterConfigs is only supported for topics and brokers, but resource type "
         f"is {resource_type_name(kind)}"
