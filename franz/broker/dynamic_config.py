@@ -129,7 +129,7 @@ class DynamicBrokerConfig:
 
     def entity_configs(self, resource_name: str | None) -> dict[str, str]:
         """The dynamic configs stored for a BROKER resource (name checked)."""
-        if broker_resource_id(resource_name, self.broker_id) is None:
+        if broker_resource_id(resource_name, self.broker_id, altering=True) is None:
             return dict(self.current.dynamic_default)
         return dict(self.current.dynamic_broker)
 
@@ -138,7 +138,7 @@ class DynamicBrokerConfig:
     ) -> Awaitable[None] | None:
         """Replace the dynamic configs of the BROKER resource ``resource_name``. Cluster mode:
         returns the ZooKeeper write, which raises if it fails (module docstring)."""
-        broker = broker_resource_id(resource_name, self.broker_id)
+        broker = broker_resource_id(resource_name, self.broker_id, altering=True)
         prefix = (
             f"Invalid config value for resource "
             f"{resource_repr(ResourceType.BROKER, resource_name)}: "

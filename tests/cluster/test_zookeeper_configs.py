@@ -345,7 +345,7 @@ def test_per_broker_alter_must_reach_that_broker(zk_cluster: Cluster) -> None:
     (result,) = response.responses
     assert result.error_code == ErrorCode.INVALID_REQUEST, result
     assert result.error_message == (
-        "Unexpected broker id, expected 1 or empty string, but received 2"
+        "Unexpected broker id, expected 1, but received 2"
     )
     found = c.kazoo.exists("/config/brokers/2")
     if found is not None:
