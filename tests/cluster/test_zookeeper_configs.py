@@ -8,6 +8,7 @@ the znodes, whose bytes are compared with what Kafka 3.9 writes.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import re
@@ -32,6 +33,9 @@ from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
 from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
 
 from franz.errors import ErrorCode
+from franz.metadata.kafka_zk_client import KafkaZkClient
+from franz.metadata.zk_store import ZooKeeperMetadataStore
+from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from tests.support.broker import BrokerProcess
 from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
 from tests.support.kafka_ref import ReferenceUnavailable, run_franz_tool, run_kafka_tool
@@ -344,9 +348,7 @@ def test_per_broker_alter_must_reach_that_broker(zk_cluster: Cluster) -> None:
         response = client.request(request)
     (result,) = response.responses
     assert result.error_code == ErrorCode.INVALID_REQUEST, result
-    assert result.error_message == (
-        "Unexpected broker id, expected 1, but received 2"
-    )
+    assert result.error_message == ("Unexpected broker id, expected 1, but received 2")
     found = c.kazoo.exists("/config/brokers/2")
     if found is not None:
         assert b"log.cleaner.threads" not in c.kazoo.get("/config/brokers/2")[0]
@@ -434,3 +436,44 @@ def test_kafkas_config_command_reads_and_writes_them(zk_cluster: Cluster) -> Non
     admin = AdminClient({"bootstrap.servers": c.bootstrap()})
     entry = describe(admin, "1", "log.cleaner.threads")
     assert (entry.value, source_name(entry)) == ("4", "DYNAMIC_BROKER_CONFIG")
+
+
+# -- the block claim itself, against ZooKeeper from this process ------------------------------
+
+
+async def zk_store(zk_connect: str, broker_id: int) -> ZooKeeperMetadataStore:
+    client = KafkaZkClient(ZooKeeperClient(ZooKeeperConfig(zk_connect)))
+    await client.zk.start()
+    await client.ensure_persistent_paths()
+    return ZooKeeperMetadataStore(client, broker_id)
+
+
+def test_racing_block_claims_retry_on_badversion_and_never_overlap(zk_connect: str) -> None:
+    """Three sessions claim blocks at once: the conditional set makes the losers read again
+    (BADVERSION), so every block is claimed once and the znode ends at the last one."""
+
+    async def main() -> None:
+        stores = [await zk_store(zk_connect, b) for b in (1, 2, 3)]
+        try:
+            firsts = await asyncio.gather(
+                *(s.allocate_producer_ids(BLOCK) for _ in range(10) for s in stores)
+            )
+            assert sorted(firsts) == [i * BLOCK for i in range(30)]
+            data, _ = await stores[0].client.zk.get("/latest_producer_id_block")
+            latest = json.loads(data)
+            assert (latest["block_start"], latest["block_end"]) == ("29000", "29999")
+
+            # Kafka refuses a block past the int64 range ("Have exhausted all producerIds.").
+            near_end = (2**63 - 1) - 500
+            await stores[0].client.zk.set(
+                "/latest_producer_id_block",
+                f'{{"version":1,"broker":1,"block_start":"{near_end - 999}",'
+                f'"block_end":"{near_end}"}}'.encode(),
+            )
+            with pytest.raises(RuntimeError, match="exhausted"):
+                await stores[1].allocate_producer_ids(BLOCK)
+        finally:
+            for s in stores:
+                await s.client.zk.close()
+
+    asyncio.run(main())
