@@ -23,7 +23,10 @@ turns the change into leaders (LeaderAndIsr) and tells every broker (UpdateMetad
   applies it through ``on_topic_configs``. A broker-entity notification (``brokers/<default>``
   or ``brokers/<this broker's id>``; another broker's id is not this broker's business) is
   read the same way and applied through ``on_broker_configs``
-  (``franz.broker.dynamic_config``, Kafka's ``BrokerConfigHandler``).
+  (``franz.broker.dynamic_config``, Kafka's ``BrokerConfigHandler``). After each pass the
+  broker deletes the notifications older than ``CHANGE_EXPIRATION_MS`` (Kafka's
+  ``ZkNodeChangeNotificationListener.purgeObsoleteNotifications``: every broker has long
+  read them), so ``/config/changes`` does not grow forever.
 
 Replication is not there yet (next issue): followers hold empty logs and acks=all on a topic
 with a replication factor above 1 does not wait for them.
@@ -32,6 +35,7 @@ with a replication factor above 1 does not wait for them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -61,14 +65,19 @@ from franz.metadata.znodes import (
     TopicZNode,
     ZNodeDecodeError,
 )
+from franz.metadata.zookeeper import NoNodeZkError
 from franz.protocol.kafka_uuid import random_uuid
 
-__all__ = ["ClusterTopicAdmin"]
+__all__ = ["CHANGE_EXPIRATION_MS", "ClusterTopicAdmin"]
 
 log = logging.getLogger(__name__)
 
 #: How often a waiting request looks at the metadata cache again.
 _POLL_S: Final = 0.02
+
+#: Age past which a config change notification is deleted (Kafka's
+#: ``ZkNodeChangeNotificationListener`` ``changeExpirationMs``, 15 minutes).
+CHANGE_EXPIRATION_MS: Final = 15 * 60 * 1000
 
 
 class ClusterTopicAdmin:
@@ -90,6 +99,8 @@ class ClusterTopicAdmin:
         self.on_broker_configs: Callable[[str, dict[str, str]], None] | None = None
         self.broker_id = broker_id
         self._last_change = ""
+        #: ``CHANGE_EXPIRATION_MS``, an attribute so a test can shorten it.
+        self.change_expiration_ms = CHANGE_EXPIRATION_MS
 
     # -- config change notifications ---------------------------------------------------------
 
@@ -105,9 +116,26 @@ class ClusterTopicAdmin:
         if not fresh:
             return
         self._last_change = fresh[-1]
-        self._spawn(self._process_changes(fresh))
+        self._spawn(self._process_changes(fresh, children))
 
-    async def _process_changes(self, names: list[str]) -> None:
+    async def _process_changes(self, names: list[str], children: list[str]) -> None:
+        now_ms = int(time.time() * 1000)
+        await self._apply_changes(names)
+        await self._purge_obsolete(children, now_ms)
+
+    async def _purge_obsolete(self, children: list[str], now_ms: int) -> None:
+        """Delete the notifications older than ``change_expiration_ms`` (module docstring);
+        one already deleted by another broker is skipped."""
+        for name in sorted(children):
+            path = f"{ConfigEntityChangeNotificationZNode.path}/{name}"
+            stat = await self.zk.zk.exists(path)
+            if stat is None or now_ms - stat.ctime_ms <= self.change_expiration_ms:
+                continue
+            with contextlib.suppress(NoNodeZkError):
+                await self.zk.zk.delete(path)
+                log.debug("purged config change notification %s", path)
+
+    async def _apply_changes(self, names: list[str]) -> None:
         for name in names:
             path = f"{ConfigEntityChangeNotificationZNode.path}/{name}"
             found = await self.zk.zk.get_or_none(path)

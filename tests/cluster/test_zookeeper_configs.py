@@ -12,7 +12,7 @@ import asyncio
 import datetime
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,12 @@ from kafka.admin import KafkaAdminClient
 from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
 from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
 
+from franz.broker.cluster_topics import ClusterTopicAdmin
 from franz.errors import ErrorCode
+from franz.metadata.cache import MetadataCache
 from franz.metadata.kafka_zk_client import KafkaZkClient
+from franz.metadata.local import LocalMetadataStore
+from franz.metadata.mirror import TopicMirrorStore
 from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from tests.support.broker import BrokerProcess
@@ -475,5 +479,61 @@ def test_racing_block_claims_retry_on_badversion_and_never_overlap(zk_connect: s
         finally:
             for s in stores:
                 await s.client.zk.close()
+
+    asyncio.run(main())
+
+
+def test_change_notifications_are_applied_then_purged_when_old(
+    zk_connect: str, tmp_path: Path
+) -> None:
+    """``/config/changes`` as one broker's watcher sees it: each broker-entity notification
+    hands the entity's configs over; a notification older than the expiration (15 minutes
+    in Kafka, shortened here) is deleted after the next pass, a young one is kept."""
+
+    async def main() -> None:
+        store = await zk_store(zk_connect, 1)
+        zk = store.client.zk
+        admin = ClusterTopicAdmin(
+            store.client, 1, TopicMirrorStore(LocalMetadataStore(tmp_path), 1), MetadataCache(1)
+        )
+        applied: list[tuple[str, dict[str, str]]] = []
+        admin.on_broker_configs = lambda entity, configs: applied.append((entity, configs))
+
+        async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+            for _ in range(300):
+                if await check():
+                    return
+                await asyncio.sleep(0.05)
+            raise AssertionError(what)
+
+        async def applied_count(n: int) -> bool:
+            return len(applied) == n
+
+        try:
+            await admin.watch_config_changes()
+            await store.set_broker_configs("<default>", {"message.max.bytes": "5000"})
+            await until(lambda: applied_count(1), "the default's change applied")
+            first = await zk.get_children("/config/changes")
+            assert len(first) == 1
+            await store.set_broker_configs("2", {"message.max.bytes": "1"})  # not broker 1's
+            await asyncio.sleep(0.3)
+            assert len(applied) == 1
+            assert len(await zk.get_children("/config/changes")) == 2  # young: kept
+
+            admin.change_expiration_ms = 100
+            await asyncio.sleep(0.2)
+            await store.set_broker_configs("1", {"log.cleaner.threads": "2"})
+            await until(lambda: applied_count(2), "broker 1's change applied")
+
+            async def purged() -> bool:
+                return first[0] not in await zk.get_children("/config/changes")
+
+            await until(purged, "the old notification purged")
+            assert applied == [
+                ("<default>", {"message.max.bytes": "5000"}),
+                ("1", {"log.cleaner.threads": "2"}),
+            ]
+        finally:
+            await zk.close()
 
     asyncio.run(main())
