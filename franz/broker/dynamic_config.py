@@ -114,7 +114,6 @@ class DynamicBrokerConfig:
         self._apply(new)
         log.info("dynamic configs of broker entity %s applied: %s", entity, usable or "(none)")
 
-
     def load(self) -> None:
         """Apply the stored dynamic configs (after ``store.load()``, before logs open)."""
         self._loaded = True
@@ -164,6 +163,29 @@ class DynamicBrokerConfig:
         self._apply(new)
         log.info("dynamic configs of broker entity %s set: %s", entity, dict(configs) or "(none)")
         return None
+
+    def alter_stored(
+        self,
+        resource_name: str | None,
+        change: Callable[[dict[str, str]], dict[str, str]],
+        *,
+        validate_only: bool,
+    ) -> Awaitable[None]:
+        """Cluster mode's IncrementalAlterConfigs: read the entity's configs from ZooKeeper
+        (the usable ones, as Kafka's ``fromPersistentProps``), apply ``change`` and ``alter``
+        the result. The name is checked at once; the rest raises from the awaitable."""
+        remote = self.remote
+        assert remote is not None
+        broker = broker_resource_id(resource_name, self.broker_id, altering=True)
+        entity = DEFAULT_BROKER_ENTITY if broker is None else str(broker)
+
+        async def run() -> None:
+            stored = self._usable(await remote.broker_configs(entity), broker)
+            write = self.alter(resource_name, change(stored), validate_only=validate_only)
+            if write is not None:
+                await write
+
+        return asyncio.get_running_loop().create_task(run())
 
     def _write_remote(self, entity: str, configs: dict[str, str]) -> asyncio.Task[None]:
         """Started at once (not when the handler gets to await it), so the writes of one

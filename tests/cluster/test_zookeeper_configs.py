@@ -29,6 +29,7 @@ from confluent_kafka.admin import (
 from kafka.admin import ConfigResource as KpConfigResource
 from kafka.admin import ConfigResourceType as KpConfigResourceType
 from kafka.admin import KafkaAdminClient
+from kio.schema.incremental_alter_configs.v1 import request as iac
 from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
 from kio.schema.init_producer_id.v4.response import InitProducerIdResponse
 
@@ -330,27 +331,53 @@ def check_limits(c: Cluster, topic: str) -> None:
     assert produce_one(c, topic, 0, 1_000) is None
 
 
-def test_per_broker_alter_must_reach_that_broker(zk_cluster: Cluster) -> None:
-    """Kafka's ZooKeeper mode answers a BROKER resource naming another broker with
-    INVALID_REQUEST; nothing is written."""
-    from kio.schema.incremental_alter_configs.v1 import request as iac
-
-    c = zk_cluster
+def incremental_alter(broker: BrokerProcess, name: str, *ops: tuple[str, int, str | None]) -> Any:
+    """One IncrementalAlterConfigs of the BROKER resource ``name``, sent to ``broker``."""
     request = iac.IncrementalAlterConfigsRequest(
         resources=(
             iac.AlterConfigsResource(
                 resource_type=4,
-                resource_name="2",
-                configs=(
-                    iac.AlterableConfig(name="log.cleaner.threads", config_operation=0, value="2"),
+                resource_name=name,
+                configs=tuple(
+                    iac.AlterableConfig(name=key, config_operation=op, value=value)
+                    for key, op, value in ops
                 ),
             ),
         ),
         validate_only=False,
     )
-    with WireClient.connect(c.brokers[1].bootstrap, timeout=30) as client:
-        response = client.request(request)
-    (result,) = response.responses
+    with WireClient.connect(broker.bootstrap, timeout=30) as client:
+        (result,) = client.request(request).responses
+    return result
+
+
+def test_default_changes_through_different_brokers_merge(zk_cluster: Cluster) -> None:
+    """An incremental change of the cluster default starts from the znode, not from the
+    receiving broker's copy: two changes sent one right after the other to two brokers
+    both survive."""
+    c = zk_cluster
+    first = incremental_alter(c.brokers[1], "", ("log.cleaner.backoff.ms", 0, "16000"))
+    second = incremental_alter(c.brokers[2], "", ("log.cleaner.io.buffer.size", 0, "600000"))
+    assert (first.error_code, second.error_code) == (ErrorCode.NONE, ErrorCode.NONE)
+    stored = json.loads(c.kazoo.get("/config/brokers/<default>")[0])["config"]
+    assert stored["log.cleaner.backoff.ms"] == "16000", stored
+    assert stored["log.cleaner.io.buffer.size"] == "600000", stored
+    done = incremental_alter(
+        c.brokers[3],
+        "",
+        ("log.cleaner.backoff.ms", 1, None),
+        ("log.cleaner.io.buffer.size", 1, None),
+    )
+    assert done.error_code == ErrorCode.NONE, done
+    stored = json.loads(c.kazoo.get("/config/brokers/<default>")[0])["config"]
+    assert not {"log.cleaner.backoff.ms", "log.cleaner.io.buffer.size"} & set(stored), stored
+
+
+def test_per_broker_alter_must_reach_that_broker(zk_cluster: Cluster) -> None:
+    """Kafka's ZooKeeper mode answers a BROKER resource naming another broker with
+    INVALID_REQUEST; nothing is written."""
+    c = zk_cluster
+    result = incremental_alter(c.brokers[1], "2", ("log.cleaner.threads", 0, "2"))
     assert result.error_code == ErrorCode.INVALID_REQUEST, result
     assert result.error_message == ("Unexpected broker id, expected 1, but received 2")
     found = c.kazoo.exists("/config/brokers/2")
