@@ -173,15 +173,20 @@ def source_name(entry: ConfigEntry) -> str:
 
 
 def produce_one(c: Cluster, topic: str, partition: int, size: int) -> str | None:
-    """Produce one ``size``-byte record; the delivery error's name, or None."""
+    """Produce one ``size``-byte record; the delivery error's name, or None. Retriable
+    errors (a leader still moving after a restart) are retried; MSG_SIZE_TOO_LARGE is not."""
     producer = Producer(
-        {"bootstrap.servers": c.bootstrap(), "message.max.bytes": 1_000_000, "retries": 0}
+        {
+            "bootstrap.servers": c.bootstrap(),
+            "message.max.bytes": 1_000_000,
+            "message.timeout.ms": 30_000,
+        }
     )
     errors: list[Any] = []
     producer.produce(
         topic, b"v" * size, partition=partition, on_delivery=lambda e, m: errors.append(e)
     )
-    assert producer.flush(30) == 0
+    assert producer.flush(45) == 0
     err = errors[0]
     return None if err is None else str(err.name())
 
