@@ -19,11 +19,14 @@ Cluster mode (``zookeeper.connect`` set, with an optional chroot), in Kafka's Zo
 order (``KafkaServer.startup``): connect to ZooKeeper (giving up after
 ``zookeeper.connection.timeout.ms`` with a ``ZooKeeperConnectionError``: exit code 1), read or
 create ``/cluster/id`` (a different id in ``meta.properties`` stops the start with Kafka's
-message), read the topics into the topic mirror, load the logs, listen, then register
+message), read the topics into the topic mirror and the dynamic broker configs
+(``/config/brokers``), load the logs, listen, then register
 ``/brokers/ids/<id>`` (a duplicate ``broker.id`` stops the start with Kafka's message) and
 stand for controller through ``ZkBrokerSession``; the ``Controller`` is hosted by every
 broker and acts while this broker holds ``/controller``. Partitions are hosted when the
 controller's LeaderAndIsr says so; the metadata cache is the controller's UpdateMetadata.
+Producer ids come from blocks claimed in ``/latest_producer_id_block``
+(``franz.broker.producer_ids.ZkProducerIdManager``).
 Shutdown (``controlled.shutdown.enable``, default true) first asks the controller to move this
 broker's leaderships to other in-sync replicas (Kafka's controlled shutdown,
 ``franz.broker.controlled_shutdown``), then stops serving and closes the ZooKeeper session
@@ -48,7 +51,7 @@ from franz.broker.dispatcher import Dispatcher
 from franz.broker.dynamic_config import DynamicBrokerConfig
 from franz.broker.fetch_session import FetchSessionCache
 from franz.broker.offsets_log import OffsetsTopicLog
-from franz.broker.producer_ids import ProducerIdManager
+from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
 from franz.clock import Clock, SystemClock
 from franz.cluster.replica_manager import ReplicaManager
@@ -66,6 +69,7 @@ from franz.metadata.local import LocalMetadataStore
 from franz.metadata.mirror import TopicMirrorStore
 from franz.metadata.store import MetadataStore
 from franz.metadata.zk_session import ZkBrokerSession
+from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import BrokerInfo
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.network.limits import parse_per_ip_overrides
@@ -137,6 +141,7 @@ class Broker:
             self.store = self.mirror
         self._store_path = local_store.path
         self.zk: KafkaZkClient | None = None
+        self.zk_store: ZooKeeperMetadataStore | None = None
         self.zk_session: ZkBrokerSession | None = None
         self.controller: Controller | None = None
         self.cluster_id = _stored_cluster_id(log_dirs) or uuid_to_str(uuid.uuid4())
@@ -187,10 +192,15 @@ class Broker:
                 connection_timeout_ms=config.get("zookeeper.connection.timeout.ms"),
             )
             self.zk = KafkaZkClient(ZooKeeperClient(zk_config))
+            self.zk_store = ZooKeeperMetadataStore(self.zk, self.broker_id)
         self.dynamic_config = DynamicBrokerConfig(
-            config, self.store, self.broker_id, self._reconfigure
+            config, self.store, self.broker_id, self._reconfigure, remote=self.zk_store
         )
-        self.producer_ids = ProducerIdManager(self.store)
+        self.producer_ids: ProducerIdGenerator = (
+            ProducerIdManager(self.store)
+            if self.zk_store is None
+            else ZkProducerIdManager(self.zk_store.allocate_producer_ids, self.broker_id)
+        )
         self.offsets_log = OffsetsTopicLog(config, self.topic_manager)
         self.group_coordinator = GroupCoordinator(
             config=_coordinator_config(config),
@@ -266,8 +276,10 @@ class Broker:
         self.log_manager.cluster_id = self.cluster_id
         admin = ClusterTopicAdmin(self.zk, self.broker_id, self.mirror, self.metadata_cache)
         self.topic_manager.attach_cluster(admin)
+        admin.on_broker_configs = self.dynamic_config.apply_entity
         await admin.refresh()
         await admin.watch_config_changes()
+        await self.dynamic_config.fetch()
 
     async def _register_and_elect(self) -> None:
         """``/brokers/ids/<id>`` with the bound endpoint, then the controller election."""

@@ -20,8 +20,13 @@ turns the change into leaders (LeaderAndIsr) and tells every broker (UpdateMetad
   ``/config/changes/config_change_<seq>`` notification; every broker watches
   ``/config/changes`` and re-reads the entity of each notification newer than the last one
   it processed (Kafka's ``ZkConfigManager`` / ``ZkNodeChangeNotificationListener``), then
-  applies it through ``on_topic_configs``. Broker-entity notifications are not applied yet
-  (dynamic broker configs are per broker in cluster mode, ``franz.metadata.mirror``).
+  applies it through ``on_topic_configs``. A broker-entity notification (``brokers/<default>``
+  or ``brokers/<this broker's id>``; another broker's id is not this broker's business) is
+  read the same way and applied through ``on_broker_configs``
+  (``franz.broker.dynamic_config``, Kafka's ``BrokerConfigHandler``). After each pass the
+  broker deletes the notifications older than ``CHANGE_EXPIRATION_MS`` (Kafka's
+  ``ZkNodeChangeNotificationListener.purgeObsoleteNotifications``: every broker has long
+  read them), so ``/config/changes`` does not grow forever.
 * ZooKeeper unavailable: every ZooKeeper request gives up after
   ``zookeeper.connection.timeout.ms`` without a connection (``franz.metadata.zookeeper``);
   the request's topics then get REQUEST_TIMED_OUT (retriable: the client tries again once
@@ -35,6 +40,7 @@ with a replication factor above 1 does not wait for them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
@@ -57,7 +63,7 @@ from franz.errors import (
 from franz.metadata.cache import MetadataCache
 from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.mirror import TopicMirrorStore
-from franz.metadata.store import TopicRecord
+from franz.metadata.store import DEFAULT_BROKER_ENTITY, TopicRecord
 from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import (
     ConfigEntityChangeNotificationSequenceZNode,
@@ -66,18 +72,23 @@ from franz.metadata.znodes import (
     ZNodeDecodeError,
 )
 from franz.metadata.zookeeper import (
+    NoNodeZkError,
     ZooKeeperConnectionError,
     ZooKeeperConnectionLossError,
     ZooKeeperSessionExpiredError,
 )
 from franz.protocol.kafka_uuid import random_uuid
 
-__all__ = ["ClusterTopicAdmin"]
+__all__ = ["CHANGE_EXPIRATION_MS", "ClusterTopicAdmin"]
 
 log = logging.getLogger(__name__)
 
 #: How often a waiting request looks at the metadata cache again.
 _POLL_S: Final = 0.02
+
+#: Age past which a config change notification is deleted (Kafka's
+#: ``ZkNodeChangeNotificationListener`` ``changeExpirationMs``, 15 minutes).
+CHANGE_EXPIRATION_MS: Final = 15 * 60 * 1000
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -117,7 +128,12 @@ class ClusterTopicAdmin:
         self._background: set[asyncio.Task[None]] = set()
         #: Applies a topic's new config overrides (set by the ``TopicManager``).
         self.on_topic_configs: Callable[[str, dict[str, str]], None] | None = None
+        #: Applies a broker entity's new dynamic configs (set by the broker).
+        self.on_broker_configs: Callable[[str, dict[str, str]], None] | None = None
+        self.broker_id = broker_id
         self._last_change = ""
+        #: ``CHANGE_EXPIRATION_MS``, an attribute so a test can shorten it.
+        self.change_expiration_ms = CHANGE_EXPIRATION_MS
 
     # -- config change notifications ---------------------------------------------------------
 
@@ -133,9 +149,26 @@ class ClusterTopicAdmin:
         if not fresh:
             return
         self._last_change = fresh[-1]
-        self._spawn(self._process_changes(fresh))
+        self._spawn(self._process_changes(fresh, children))
 
-    async def _process_changes(self, names: list[str]) -> None:
+    async def _process_changes(self, names: list[str], children: list[str]) -> None:
+        now_ms = int(time.time() * 1000)
+        await self._apply_changes(names)
+        await self._purge_obsolete(children, now_ms)
+
+    async def _purge_obsolete(self, children: list[str], now_ms: int) -> None:
+        """Delete the notifications older than ``change_expiration_ms`` (module docstring);
+        one already deleted by another broker is skipped."""
+        for name in sorted(children):
+            path = f"{ConfigEntityChangeNotificationZNode.path}/{name}"
+            stat = await self.zk.zk.exists(path)
+            if stat is None or now_ms - stat.ctime_ms <= self.change_expiration_ms:
+                continue
+            with contextlib.suppress(NoNodeZkError):
+                await self.zk.zk.delete(path)
+                log.debug("purged config change notification %s", path)
+
+    async def _apply_changes(self, names: list[str]) -> None:
         for name in names:
             path = f"{ConfigEntityChangeNotificationZNode.path}/{name}"
             found = await self.zk.zk.get_or_none(path)
@@ -147,6 +180,9 @@ class ClusterTopicAdmin:
                 log.error("config change %s skipped: %s", name, exc)
                 continue
             kind, _, entity = entity_path.partition("/")
+            if kind == "brokers":
+                await self._process_broker_change(entity)
+                continue
             if kind != "topics":
                 continue
             record = await self._read(entity)
@@ -155,6 +191,19 @@ class ClusterTopicAdmin:
             self.mirror.put(record)
             if self.on_topic_configs is not None:
                 self.on_topic_configs(entity, record.configs)
+
+    async def _process_broker_change(self, entity: str) -> None:
+        if self.on_broker_configs is None or entity not in (
+            DEFAULT_BROKER_ENTITY,
+            str(self.broker_id),
+        ):
+            return
+        try:
+            configs = await self.zk.get_entity_configs("brokers", entity)
+        except ZNodeDecodeError as exc:
+            log.error("dynamic configs of broker entity %s skipped: %s", entity, exc)
+            return
+        self.on_broker_configs(entity, configs)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         async def run() -> None:

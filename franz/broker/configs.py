@@ -395,19 +395,22 @@ def resource_type_name(value: int) -> str:
         return ResourceType.UNKNOWN.name
 
 
-def broker_resource_id(name: str | None, broker_id: int) -> int | None:
+def broker_resource_id(name: str | None, broker_id: int, *, altering: bool = False) -> int | None:
     """The broker id a BROKER resource names: None for ``""`` (the cluster-wide default),
-    else this broker's id. ``InvalidRequestError`` with Kafka's messages otherwise
-    (``ConfigHelper.getAndValidateBrokerId``)."""
+    else this broker's id. ``InvalidRequestError`` with Kafka's messages otherwise: a
+    describe's (``ZkAdminManager.describeConfigs``, "expected 0 or empty string") or, with
+    ``altering``, an alter's (``ZkAdminManager.getBrokerId`` and
+    ``ConfigAdminManager.validateResourceNameIsCurrentNodeId``, "expected 0, but received
+    3"). A per-broker change is made on the broker it names: the admin clients send it
+    there, so another id is refused rather than forwarded, as in Kafka."""
     if not name:
         return None
     if not _INTEGER.fullmatch(name):
         raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
     requested = int(name)
     if requested != broker_id:
-        raise InvalidRequestError(
-            f"Unexpected broker id, expected {broker_id} or empty string, but received {name}"
-        )
+        expected = f"{broker_id}" if altering else f"{broker_id} or empty string"
+        raise InvalidRequestError(f"Unexpected broker id, expected {expected}, but received {name}")
     return requested
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from franz.broker.dynamic_config import DynamicBrokerConfig
     from franz.broker.fetch_session import FetchSessionCache
     from franz.broker.offsets_log import OffsetsTopicLog
-    from franz.broker.producer_ids import ProducerIdManager
+    from franz.broker.producer_ids import ProducerIdGenerator
     from franz.broker.topic_manager import TopicManager
     from franz.clock import Clock
     from franz.cluster.replica_manager import ReplicaManager
@@ -110,7 +110,9 @@ class BrokerServices(Protocol):
     def fetch_sessions(self) -> FetchSessionCache: ...
 
     @property
-    def producer_ids(self) -> ProducerIdManager: ...
+    def producer_ids(self) -> ProducerIdGenerator:
+        """InitProducerId's ids (blocks from the local store, or ZooKeeper in cluster mode)."""
+        ...
 
     def on_topic_deleted(self, topic: str) -> None:
         """A topic was deleted: the group coordinator forgets its offsets."""

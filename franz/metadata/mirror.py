@@ -8,26 +8,22 @@ check) read this mirror instead. It is refreshed from ZooKeeper when the control
 the broker about topics it does not know yet (LeaderAndIsr), at startup, and when this broker
 creates or changes a topic itself; a topic the controller deleted (UpdateMetadata) is dropped.
 
-Dynamic broker configs and producer id blocks are delegated to the embedded store under the
-first log dir (``LocalMetadataStore``): they are per broker there, not shared through
-``/config/brokers`` and ``/latest_producer_id_block`` yet (producer ids are made unique per
-broker by a per-broker base: ``broker.id << 40``, so blocks of different brokers never
-overlap; a known gap until ``/latest_producer_id_block`` is used).
+Dynamic broker configs: the mirror holds this broker's copy of ``/config/brokers/<default>``
+and ``/config/brokers/<id>`` (read at startup and on each ``/config/changes`` notification
+naming them, ``franz.broker.dynamic_config``). Producer ids are not the mirror's: cluster mode
+claims blocks in ``/latest_producer_id_block`` (``franz.broker.producer_ids``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from franz.errors import UnknownTopicOrPartitionError
 from franz.metadata.local import LocalMetadataStore
 from franz.metadata.store import MetadataStore, TopicRecord
 
-__all__ = ["PRODUCER_ID_BROKER_SHIFT", "TopicMirrorStore"]
-
-#: Producer ids of broker ``b`` start at ``b << 40`` (module docstring).
-PRODUCER_ID_BROKER_SHIFT: Final = 40
+__all__ = ["TopicMirrorStore"]
 
 
 class TopicMirrorStore:
@@ -36,6 +32,7 @@ class TopicMirrorStore:
         self.broker_id = broker_id
         self.path = local.path
         self._topics: dict[str, TopicRecord] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}
 
     def load(self) -> None:
         self.local.load()
@@ -64,14 +61,19 @@ class TopicMirrorStore:
         self._topics[name] = dataclasses.replace(record, configs=dict(configs))
 
     def broker_configs(self, entity: str) -> dict[str, str]:
-        return self.local.broker_configs(entity)
+        return dict(self._broker_configs.get(entity, {}))
 
     def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
-        self.local.set_broker_configs(entity, configs)
+        """Record an entity's dynamic configs as read from (or written to) ZooKeeper."""
+        if configs:
+            self._broker_configs[entity] = dict(configs)
+        else:
+            self._broker_configs.pop(entity, None)
 
     def allocate_producer_ids(self, count: int) -> int:
-        return (self.broker_id << PRODUCER_ID_BROKER_SHIFT) + self.local.allocate_producer_ids(
-            count
+        raise RuntimeError(
+            "cluster mode claims producer ids in /latest_producer_id_block "
+            "(franz.broker.producer_ids.ZkProducerIdManager)"
         )
 
     def _require(self, name: str) -> TopicRecord:

@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 #: Bound on read-modify-write retries lost to other brokers' conditional writes.
 _MAX_PRODUCER_ID_ATTEMPTS: Final = 100
 
+#: Producer ids are int64 on the wire.
+_MAX_PRODUCER_ID: Final = 2**63 - 1
+
 
 class ZooKeeperMetadataStore:
     def __init__(self, client: KafkaZkClient, broker_id: int) -> None:
@@ -114,6 +117,8 @@ class ZooKeeperMetadataStore:
                 continue
             data, stat = found
             first = ProducerIdBlockZNode.decode(data).last + 1 if data else 0
+            if first > _MAX_PRODUCER_ID - count + 1:
+                raise RuntimeError("Have exhausted all producerIds.")  # Kafka's message
             block = ProducerIdBlock(self.broker_id, first, count)
             try:
                 await zk.set(path, ProducerIdBlockZNode.encode(block), stat.version)

@@ -158,10 +158,12 @@ class Stat:
     ephemeral_owner: int
     czxid: int
     children_version: int
+    #: When the znode was created, by the server's clock (epoch milliseconds).
+    ctime_ms: int = 0
 
 
 def _stat(raw: Any) -> Stat:
-    return Stat(raw.version, raw.ephemeralOwner, raw.czxid, raw.cversion)
+    return Stat(raw.version, raw.ephemeralOwner, raw.czxid, raw.cversion, raw.ctime)
 
 
 @dataclass(frozen=True, slots=True)

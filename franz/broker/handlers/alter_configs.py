@@ -17,6 +17,9 @@ Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
   not dynamic in Kafka, bad values: INVALID_REQUEST, as ZooKeeper-mode Kafka answers
   ("Cannot update these configs dynamically: Set(...)";
   ``franz.broker.dynamic_config.DynamicBrokerConfig.alter``). A null value: INVALID_REQUEST.
+  In cluster mode the change goes to ``/config/brokers/<id|<default>>`` and every broker
+  applies it from the change notification; a broker id other than the receiving broker's
+  is INVALID_REQUEST, as in Kafka's ZooKeeper mode (admin clients send it to that broker).
 * Anything else: INVALID_REQUEST ("AlterConfigs is only supported for topics and brokers,
   but resource type is BROKER_LOGGER").
 * A resource named twice in one request: INVALID_REQUEST ("Each resource must appear at
@@ -26,6 +29,7 @@ Per resource (Kafka 3.9, ``ZkAdminManager.alterConfigs`` / KRaft
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -52,17 +56,18 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
 
 
 def answer_when_written(
-    ctx: RequestContext, result: HandlerResult
+    ctx: RequestContext, result: HandlerResult | Awaitable[HandlerResult]
 ) -> HandlerResult | Awaitable[HandlerResult]:
     """Cluster mode: answer once the topic config changes are in ZooKeeper (Kafka's
-    ``AdminZkClient.changeTopicConfig`` writes before the response); at once otherwise."""
+    ``AdminZkClient.changeTopicConfig`` writes before the response); at once otherwise.
+    ``result`` may itself wait for broker config writes (``alter_each_resource``)."""
     pending = ctx.services.topic_manager.pending_writes()
     if not pending:
         return result
 
     async def written() -> HandlerResult:
         await asyncio.gather(*pending, return_exceptions=True)
-        return result
+        return await result if inspect.isawaitable(result) else result
 
     return written()
 
@@ -70,13 +75,16 @@ def answer_when_written(
 def alter_each_resource(
     ctx: RequestContext,
     request: Any,
-    alter: Callable[[RequestContext, Any, bool], None],
-) -> HandlerResult:
+    alter: Callable[[RequestContext, Any, bool], Awaitable[None] | None],
+) -> HandlerResult | Awaitable[HandlerResult]:
     """Apply ``alter`` to each resource of an (Incremental)AlterConfigs request: a resource
-    named twice gets INVALID_REQUEST and is left alone, failures become per-resource codes."""
+    named twice gets INVALID_REQUEST and is left alone, failures become per-resource codes.
+    ``alter`` may return a write still in flight (cluster mode's broker configs): the answer
+    then waits for it, and a failed write is that resource's error."""
     validate_only = bool(request.validate_only)
     seen = Counter((r.resource_type, r.resource_name) for r in request.resources)
     responses: list[dict[str, Any]] = []
+    writes: list[tuple[int, Any, Awaitable[None]]] = []
     for resource in request.resources:
         if seen[(resource.resource_type, resource.resource_name)] > 1:
             responses.append(
@@ -84,16 +92,31 @@ def alter_each_resource(
             )
             continue
         try:
-            alter(ctx, resource, validate_only)
+            write = alter(ctx, resource, validate_only)
         except Exception as exc:
             code, message = resource_error(exc, resource)
             responses.append(resource_response(resource, code, message))
             continue
+        if write is not None:
+            writes.append((len(responses), resource, write))
         responses.append(resource_response(resource, ErrorCode.NONE, None))
-    return {"throttle_time": 0, "responses": responses}
+    body: HandlerResult = {"throttle_time": 0, "responses": responses}
+    if not writes:
+        return body
+
+    async def written() -> HandlerResult:
+        for index, resource, write in writes:
+            try:
+                await write
+            except Exception as exc:
+                code, message = resource_error(exc, resource)
+                responses[index] = resource_response(resource, code, message)
+        return body
+
+    return written()
 
 
-def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> Awaitable[None] | None:
     services = ctx.services
     kind = resource.resource_type
     name = resource.resource_name
@@ -106,11 +129,10 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         configs = {c.name: c.value for c in resource.configs}
         services.topic_manager.set_topic_configs(name, configs, validate_only=validate_only)
-        return
+        return None
     if kind == ResourceType.BROKER:
         configs = {c.name: c.value for c in resource.configs}
-        services.dynamic_config.alter(name, configs, validate_only=validate_only)
-        return
+        return services.dynamic_config.alter(name, configs, validate_only=validate_only)
     raise InvalidRequestError(
         "AlterConfigs is only supported for topics and brokers, but resource type is "
         f"{resource_type_name(kind)}"

@@ -32,6 +32,8 @@ the broker's ``ConfigAdminManager.preprocess``):
   DELETE of a static-only name succeeds, as in Kafka, which validates the resulting set).
   APPEND and SUBTRACT need a LIST key (else INVALID_CONFIG, "Config value append is not
   allowed for config key: k") and start from the entity's value, else the effective one.
+  In cluster mode the entity's configs are read from ``/config/brokers/<entity>`` first
+  (``DynamicBrokerConfig.alter_stored``).
 * BROKER_LOGGER (8): Franz has no runtime-adjustable loggers (DescribeConfigs lists none):
   SET and DELETE answer INVALID_REQUEST "Logger <name> does not exist!", APPEND and SUBTRACT
   INVALID_REQUEST, as Kafka answers for those.
@@ -105,7 +107,7 @@ def _operations(resource: Any) -> list[tuple[str, OpType, str | None]]:
     return operations
 
 
-def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> Awaitable[None] | None:
     services = ctx.services
     kind = resource.resource_type
     name = resource.resource_name
@@ -117,18 +119,23 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         overrides = apply_operations(topics, name, record.configs, operations)
         topics.set_topic_configs(name, overrides, validate_only=validate_only)
-        return
+        return None
     if kind == ResourceType.BROKER:
         dynamic = services.dynamic_config
-        current = dynamic.entity_configs(name)
         effective = services.config
-        configs = apply_broker_operations(
-            current,
-            lambda key: effective.get(key) if effective.is_set(key) else kafka_broker_default(key),
-            operations,
-        )
-        dynamic.alter(name, configs, validate_only=validate_only)
-        return
+
+        def default_of(key: str) -> Any:
+            return effective.get(key) if effective.is_set(key) else kafka_broker_default(key)
+
+        def change(current: dict[str, str]) -> dict[str, str]:
+            return apply_broker_operations(current, default_of, operations)
+
+        if dynamic.remote is not None:
+            # Cluster mode: start from the znode, as Kafka's ZkAdminManager does, not from
+            # this broker's copy, which may not have seen another broker's change yet.
+            return dynamic.alter_stored(name, change, validate_only=validate_only)
+        configs = change(dynamic.entity_configs(name))
+        return dynamic.alter(name, configs, validate_only=validate_only)
     if kind == ResourceType.BROKER_LOGGER:
         broker_resource_id(name, services.broker_id)
         for config, op, _ in operations:
@@ -140,7 +147,7 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
                 f"Invalid config value for resource {resource_repr(kind, name)}: Logger {config} "
                 "does not exist! (Franz has no runtime-adjustable loggers)"
             )
-        return
+        return None
     raise InvalidRequestError(
         "IncrementalAlterConfigs is only supported for topics and brokers, but resource type "
         f"is {resource_type_name(kind)}"

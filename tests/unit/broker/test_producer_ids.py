@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from franz.broker.producer_ids import BLOCK_SIZE, ProducerIdManager
+from franz.broker.producer_ids import (
+    BLOCK_SIZE,
+    PREFETCH_THRESHOLD,
+    ProducerIdManager,
+    ZkProducerIdManager,
+)
 from franz.metadata.local import LocalMetadataStore
 
 
@@ -90,3 +96,69 @@ def test_ids_never_repeat_across_restarts(
         seen.extend(manager.next_id() for _ in range(count))
     assert len(set(seen)) == len(seen)
     assert seen == sorted(seen)
+
+
+# -- cluster mode: ZkProducerIdManager ------------------------------------------------------
+
+
+class SharedBlocks:
+    """What ``/latest_producer_id_block`` gives every broker: the next unclaimed block (the
+    ZooKeeper side is tested in tests/cluster/test_zookeeper_configs.py)."""
+
+    def __init__(self) -> None:
+        self.next_first = 0
+        self.claims = 0
+        self.fail = False
+
+    async def allocate(self, count: int) -> int:
+        await asyncio.sleep(0)  # a round trip: other requests run meanwhile
+        if self.fail:
+            raise ConnectionError("ZooKeeper unreachable")
+        first, self.next_first = self.next_first, self.next_first + count
+        self.claims += 1
+        return first
+
+
+async def take(manager: ZkProducerIdManager) -> int:
+    got = manager.generate()
+    return got if isinstance(got, int) else await got
+
+
+def test_zk_manager_awaits_its_first_block_then_prefetches_the_next() -> None:
+    async def scenario() -> None:
+        blocks = SharedBlocks()
+        manager = ZkProducerIdManager(blocks.allocate, broker_id=1)
+        pending = manager.generate()
+        assert not isinstance(pending, int)  # no block yet: an awaitable
+        ids = [await pending]
+        ids += [await take(manager) for _ in range(int(BLOCK_SIZE * PREFETCH_THRESHOLD))]
+        await asyncio.sleep(0.01)
+        # The 90 % mark started the next claim in the background.
+        assert blocks.claims == 2
+        ids += [await take(manager) for _ in range(BLOCK_SIZE)]
+        assert ids == list(range(len(ids)))
+
+    asyncio.run(scenario())
+
+
+def test_zk_managers_of_several_brokers_never_share_an_id() -> None:
+    async def scenario() -> None:
+        blocks = SharedBlocks()
+        managers = [ZkProducerIdManager(blocks.allocate, broker_id=b) for b in (1, 2, 3)]
+        ids = await asyncio.gather(*(take(m) for _ in range(1500) for m in managers))
+        assert len(set(ids)) == len(ids) == 4500
+
+    asyncio.run(scenario())
+
+
+def test_zk_manager_surfaces_a_failed_claim_and_recovers() -> None:
+    async def scenario() -> None:
+        blocks = SharedBlocks()
+        blocks.fail = True
+        manager = ZkProducerIdManager(blocks.allocate, broker_id=1)
+        with pytest.raises(ConnectionError):
+            await take(manager)
+        blocks.fail = False
+        assert await take(manager) == 0
+
+    asyncio.run(scenario())
