@@ -3,12 +3,13 @@
 follower of partitions.
 
 Served in cluster mode only (``zookeeper.connect`` set), as the ZooKeeper-mode broker it
-mirrors. Whole-request refusals (``franz.broker.controller_fencing``): STALE_BROKER_EPOCH,
-STALE_CONTROLLER_EPOCH, UNSUPPORTED_VERSION; every partition of the request then carries the
-same code, as Kafka's ``getErrorResponse``. Per partition (``ReplicaManager``):
-UNKNOWN_TOPIC_OR_PARTITION when this broker is not among the replicas, STALE_CONTROLLER_EPOCH
-for a leader epoch older than the replica's (Kafka's choice of code), KAFKA_STORAGE_ERROR
-when the log cannot be created.
+mirrors; the embedded mode's controller delivers its LeaderAndIsr in process to the same
+``franz.broker.control_requests.apply_leader_and_isr``. Whole-request refusals
+(``franz.broker.controller_fencing``): STALE_BROKER_EPOCH, STALE_CONTROLLER_EPOCH,
+UNSUPPORTED_VERSION; every partition of the request then carries the same code, as Kafka's
+``getErrorResponse``. Per partition (``ReplicaManager``): UNKNOWN_TOPIC_OR_PARTITION when this
+broker is not among the replicas, STALE_CONTROLLER_EPOCH for a leader epoch older than the
+replica's (Kafka's choice of code), KAFKA_STORAGE_ERROR when the log cannot be created.
 
 Before applying, the topics' records (assignment, config overrides) are read from the
 metadata store for the topics this broker does not know yet, so new logs get the topic's
@@ -21,8 +22,8 @@ import logging
 from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.control_requests import apply_leader_and_isr
 from franz.broker.controller_fencing import controller_request_error, to_value
-from franz.cluster.partition import LeaderAndIsrPartitionState
 from franz.controller.requests import LeaderAndIsrRequest
 from franz.errors import ErrorCode
 from franz.storage.files import TopicPartition
@@ -44,26 +45,7 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     await services.topic_manager.refresh_topics(
         {t.topic_name: [p.partition_index for p in t.partition_states] for t in value.topic_states}
     )
-    states = [
-        LeaderAndIsrPartitionState(
-            topic.topic_name,
-            p.partition_index,
-            leader=p.leader,
-            leader_epoch=p.leader_epoch,
-            isr=tuple(p.isr),
-            replicas=tuple(p.replicas),
-            partition_epoch=p.partition_epoch,
-            is_new=p.is_new,
-            controller_epoch=p.controller_epoch,
-            adding_replicas=tuple(p.adding_replicas),
-            removing_replicas=tuple(p.removing_replicas),
-        )
-        for topic in value.topic_states
-        for p in topic.partition_states
-    ]
-    topic_ids = {t.topic_name: t.topic_id for t in value.topic_states}
-    failed = services.replica_manager.become_leader_or_follower(states, topic_ids)
-    codes = {tp: exc.code for tp, exc in failed.items()}
+    codes = apply_leader_and_isr(services, value)
     if codes:
         log.info("LeaderAndIsr from controller %d: partition errors %s", value.controller_id, codes)
     return _response(value, ErrorCode.NONE, codes)

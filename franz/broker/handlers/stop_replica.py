@@ -2,12 +2,13 @@
 ``ReplicaManager.stopReplicas``): the controller tells this broker to stop replicas, and with
 ``delete_partition`` to delete their logs (topic deletion, reassignment).
 
-Served in cluster mode only. Whole-request refusals as ``franz.broker.controller_fencing``
-(every partition then carries the code). Per partition: FENCED_LEADER_EPOCH for a leader
-epoch not newer than the replica's (-1 and -2, ``EpochDuringDelete``, always stop),
-KAFKA_STORAGE_ERROR when the log cannot be deleted. Deleting a ``__consumer_offsets``
-partition tells the group coordinator through the replica manager's leadership listeners
-(Kafka's ``groupCoordinator.onResignation``).
+Served in cluster mode only (the embedded mode's controller delivers its StopReplica in process
+to the same ``franz.broker.control_requests.apply_stop_replica``). Whole-request refusals as
+``franz.broker.controller_fencing`` (every partition then carries the code). Per partition:
+FENCED_LEADER_EPOCH for a leader epoch not newer than the replica's (-1 and -2,
+``EpochDuringDelete``, always stop), KAFKA_STORAGE_ERROR when the log cannot be deleted.
+Deleting a ``__consumer_offsets`` partition tells the group coordinator through the replica
+manager's leadership listeners (Kafka's ``groupCoordinator.onResignation``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.control_requests import apply_stop_replica
 from franz.broker.controller_fencing import controller_request_error, to_value
 from franz.controller.requests import StopReplicaRequest
 from franz.errors import ErrorCode
@@ -38,7 +40,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if error != ErrorCode.NONE:
         codes = dict.fromkeys(wanted, error)
     else:
-        codes = ctx.services.replica_manager.stop_replicas(wanted)
+        codes = apply_stop_replica(ctx.services, value)
     return {
         "error_code": error,
         "partition_errors": [
