@@ -13,7 +13,12 @@ full disk gets KAFKA_STORAGE_ERROR instead of a dropped connection; nothing is f
 checkpointed, and the next start recovers the dirs as after a crash.
 
 Embedded single-node mode (no ``zookeeper.connect``): metadata lives in
-``<first log dir>/franz-metadata.json`` and this broker is controller and only replica.
+``<first log dir>/franz-metadata.json``, and this broker is the only one and its own
+controller: ``franz.controller.shell.local.LocalController`` runs the same state machines as
+cluster mode's controller over that store, and delivers its LeaderAndIsr, UpdateMetadata and
+StopReplica in process to the code the network handlers run in cluster mode
+(``franz.broker.control_requests``). It starts before the listener (every partition led when
+the first client connects) and learns this broker's endpoint once it listens.
 
 Cluster mode (``zookeeper.connect`` set, with an optional chroot), in Kafka's ZooKeeper-mode
 order (``KafkaServer.startup``): connect to ZooKeeper (giving up after
@@ -63,7 +68,7 @@ from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
 from franz.errors import InvalidConfigurationError
-from franz.metadata.cache import BrokerEndpoint, MetadataBroker, MetadataCache
+from franz.metadata.cache import MetadataCache
 from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.local import LocalMetadataStore
 from franz.metadata.mirror import TopicMirrorStore
@@ -185,6 +190,7 @@ class Broker:
             broker_id=self.broker_id,
             metadata_cache=self.metadata_cache,
         )
+        self.topic_manager.on_topic_deleted = self.on_topic_deleted
         if self.zookeeper_connect is not None:
             zk_config = ZooKeeperConfig(
                 self.zookeeper_connect,
@@ -345,13 +351,13 @@ class Broker:
     def _on_log_dir_failure(self, directory: Path) -> None:
         """A log dir failed (its logs are offline already: ``LogManager``).
 
-        Embedded mode: its partitions lose their leader in the metadata cache. Cluster mode,
+        Embedded mode: its own controller takes the partitions' leadership away. Cluster mode,
         as Kafka's ``ReplicaManager.handleLogDirFailure``: the replicas of the dir answer
         KAFKA_STORAGE_ERROR from now on (LeaderAndIsr included), and the controller is told
         through ``/log_dir_event_notification`` (``propagateLogDirEvent``), so that it asks
         this broker about all its replicas and moves leadership off the failed ones.
         """
-        self.topic_manager.publish_metadata()
+        self.topic_manager.log_dir_failed()
         if self.zk is None or self._halting or self.zk_session is None:
             # Before registration: the controller's first LeaderAndIsr learns it anyway.
             return
@@ -374,15 +380,12 @@ class Broker:
         log.info("log dir event notification %s written", path)
 
     def _publish_live_brokers(self) -> None:
-        """Register this broker, the only live one, in the metadata cache (once listening:
-        the endpoint carries the bound port), as its own controller would on startup."""
+        """Embedded mode, once listening (the endpoint carries the bound port): the
+        controller announces this broker, the only live one, with its endpoint."""
         host, port = self.advertised_address
-        endpoint = BrokerEndpoint(host, port, self.listener.name, self.listener.name)
-        self.metadata_cache.update_metadata(
-            controller_id=self.broker_id,
-            live_brokers=[MetadataBroker(self.broker_id, (endpoint,), self.rack)],
-            partition_states=[],
-        )
+        controller = self.topic_manager.controller
+        if controller is not None:
+            controller.broker_listening(host, port)
 
     def _reconfigure(self, config: BrokerConfig) -> None:
         """A dynamic broker config changed: ``config`` is the new effective one. Applied live:

@@ -1,9 +1,13 @@
 """Topic lifecycle in embedded single-node mode: create, auto-create, delete, add
-partitions, change configs (Kafka's ``ZkAdminManager`` + ``AutoTopicCreationManager``, with
-the controller's part done in process).
+partitions, change configs (Kafka's ``ZkAdminManager`` + ``AutoTopicCreationManager``; the
+controller's part is ``franz.controller.shell.local.LocalController``, the same state
+machines as cluster mode's controller, its requests delivered in process).
 
-Every change goes to the ``MetadataStore`` first (durable), then to the replicas: new
-partitions get their logs, deleted ones lose them, config changes apply to live logs at once.
+Every change goes to the ``MetadataStore`` first (durable), then to the controller, whose
+LeaderAndIsr, StopReplica and UpdateMetadata reach this broker's replica manager and metadata
+cache in process (``franz.broker.control_requests``, the code the network handlers run in
+cluster mode): new partitions get their logs and leaders before the call returns, deleted
+ones lose their files; config changes apply to live logs at once.
 DeleteRecords moves a partition's log start offset (``delete_records``); the log manager's
 ``log-start-offset-checkpoint`` records it and retention deletes the segments wholly below it.
 
@@ -16,21 +20,23 @@ A creation that fails on disk leaves nothing behind: if the store cannot be writ
 partition's log cannot be created (ENOSPC: its log dir goes offline), the partitions already
 created are deleted, the topic is removed from the store again, and the caller gets
 KAFKA_STORAGE_ERROR, so no topic without leaders is left in the metadata (in ZooKeeper-era
-Kafka the controller's topic would stay, offline, with leader -1). CreatePartitions makes the
-new logs before it records them, so a failure has nothing to undo in the store (a crash in
-between leaves logs that the next start adopts, completing the request).
+Kafka the controller's topic would stay, offline, with leader -1): the controller deletes it
+again. CreatePartitions has the controller make the new logs before it records them, so a
+failure has nothing to undo in the store (a crash in between leaves logs that the next start
+adopts, completing the request); the controller forgets them (``remove_partitions``).
 
-The metadata cache (``franz.metadata.cache.MetadataCache``, what handlers read) is filled
-here, as the in-process controller's UpdateMetadata to this broker would fill it
-(``publish_metadata``): after every topic, partition or config change, at startup, and when
-a log dir fails (its partitions lose their leader: leader -1, this broker offline).
+The metadata cache (``franz.metadata.cache.MetadataCache``, what handlers read) is filled by
+the controller's UpdateMetadata: at startup, after every topic or partition change, and when
+a log dir fails (``log_dir_failed``: its partitions lose their leader, leader -1 with the
+leader epoch bumped, this broker offline). Topic configs are not in UpdateMetadata: they are
+put in the cache here, as cluster mode's ``/config/changes`` does.
 
 Cluster mode (``zookeeper.connect``): the store is a ``TopicMirrorStore`` (a copy of
 ZooKeeper's topics) and the changes go through ``ClusterTopicAdmin``
 (``franz.broker.cluster_topics``): written to ZooKeeper, turned into leaders by the
 controller, whose LeaderAndIsr and UpdateMetadata reach this broker's replica manager and
-metadata cache (``publish_metadata`` and the in-process LeaderAndIsr are the embedded mode's
-only). The ``*_async`` methods are what the admin handlers call in both modes.
+metadata cache over the network (the embedded controller is not used). The ``*_async``
+methods are what the admin handlers call in both modes.
 
 Topic names follow Kafka's ``Topic.validate``: 1-249 characters of ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``.
@@ -41,11 +47,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from franz.broker.cluster_topics import ClusterTopicAdmin
-from franz.cluster.partition import INITIAL_LEADER_EPOCH, LeaderAndIsrPartitionState
+from franz.broker.control_requests import deliver
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.topic import TOPIC_CONFIG_KEYS, LogConfig
@@ -54,7 +61,11 @@ from franz.controller.assignment import (
     assign_replicas_to_brokers,
     sorted_brokers,
 )
+from franz.controller.batch import ControlRequest
+from franz.controller.model import TopicPartition as ControllerTopicPartition
+from franz.controller.shell.local import LocalController
 from franz.errors import (
+    ErrorCode,
     InvalidConfigurationError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -67,14 +78,8 @@ from franz.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from franz.metadata.cache import (
-    INTERNAL_TOPICS,
-    LEADER_DURING_DELETE,
-    NO_LEADER,
-    MetadataCache,
-    UpdateMetadataPartitionState,
-    is_internal_topic,
-)
+from franz.metadata.cache import INTERNAL_TOPICS, MetadataCache, is_internal_topic
+from franz.metadata.local import LocalMetadataStore
 from franz.metadata.store import MetadataStore, TopicRecord
 from franz.protocol.kafka_uuid import random_uuid
 from franz.storage.files import TopicPartition
@@ -100,7 +105,7 @@ def validate_topic_name(name: str | None) -> str:
     if not name:
         raise InvalidTopicError("Topic name is illegal, it can't be empty")
     if name in (".", ".."):
-        raise InvalidTopicError("Topic name cannot be \".\" or \"..\"")
+        raise InvalidTopicError('Topic name cannot be "." or ".."')
     if len(name) > MAX_TOPIC_NAME_LENGTH:
         raise InvalidTopicError(
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
@@ -136,6 +141,14 @@ class TopicManager:
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache or MetadataCache(broker_id)
         self._default_log_config = config.log_config()
+        #: Groups forget a deleted topic's offsets (the broker's ``on_topic_deleted``).
+        self.on_topic_deleted: Callable[[str], None] = lambda topic: None
+        #: The embedded mode's controller (unused in cluster mode: its store is a mirror).
+        self.controller: LocalController | None = None
+        if isinstance(store, LocalMetadataStore):
+            self.controller = LocalController(
+                store, broker_id, self._deliver, rack=config.get("broker.rack")
+            )
 
     def attach_cluster(self, cluster: ClusterTopicAdmin) -> None:
         """Cluster mode: topic changes go through ``cluster``; config changes other brokers
@@ -185,75 +198,6 @@ class TopicManager:
     def is_internal(self, name: str) -> bool:
         return is_internal_topic(name)
 
-    # -- the in-process controller's UpdateMetadata -----------------------------------------
-
-    def publish_metadata(
-        self,
-        topics: Iterable[str] | None = None,
-        *,
-        deleted: Mapping[str, Iterable[int]] | None = None,
-    ) -> None:
-        """Send the metadata cache the state of ``topics`` (None: every topic) and the
-        ``deleted`` partitions, as this broker's own controller's UpdateMetadata would.
-
-        A partition hosted here is led by this broker (ISR and replicas from its
-        ``Partition``); one whose log dir failed has no leader and this broker among its
-        offline replicas (Kafka's controller moves leadership off an offline replica, and
-        here there is no other); one not hosted at all (its log could not be created) has
-        no leader, no ISR, and every replica offline.
-        """
-        if self.cluster is not None:
-            return  # the controller's UpdateMetadata fills the cache
-        records = self.store.topics()
-        names = records if topics is None else [t for t in topics if t in records]
-        states: list[UpdateMetadataPartitionState] = []
-        topic_ids = {}
-        for name in names:
-            record = records[name]
-            topic_ids[name] = record.topic_id
-            self.metadata_cache.update_topic_configs(name, record.configs)
-            for index, replicas in sorted(record.assignment.items()):
-                states.append(self._partition_state(name, index, replicas))
-        for name, partitions in (deleted or {}).items():
-            states.extend(
-                UpdateMetadataPartitionState(name, p, LEADER_DURING_DELETE, -1, (), ())
-                for p in partitions
-            )
-        cache = self.metadata_cache
-        cache.update_metadata(
-            controller_id=self.broker_id,
-            live_brokers=cache.alive_brokers(),
-            partition_states=states,
-            topic_ids=topic_ids,
-        )
-
-    def _partition_state(
-        self, topic: str, index: int, replicas: list[int]
-    ) -> UpdateMetadataPartitionState:
-        partition = self.replica_manager.partitions.get(TopicPartition(topic, index))
-        if partition is None:
-            return UpdateMetadataPartitionState(
-                topic, index, NO_LEADER, -1, (), tuple(replicas), tuple(replicas)
-            )
-        if partition.log.offline:
-            return UpdateMetadataPartitionState(
-                topic,
-                index,
-                NO_LEADER,
-                partition.leader_epoch,
-                tuple(partition.isr),
-                tuple(partition.replicas),
-                (self.broker_id,),
-            )
-        return UpdateMetadataPartitionState(
-            topic,
-            index,
-            partition.leader_id,
-            partition.leader_epoch,
-            tuple(partition.isr),
-            tuple(partition.replicas),
-        )
-
     # -- startup ----------------------------------------------------------------------------
 
     def start_replicas(self) -> None:
@@ -285,33 +229,30 @@ class TopicManager:
                 self.store.add_partitions(topic, assignment)
             log.info("adopted %d partition(s) of topic %s found on disk", len(tps), topic)
         for record in self.store.topics().values():
-            self._host(record, record.assignment)
-        self.publish_metadata()
+            self.metadata_cache.update_topic_configs(record.name, record.configs)
+        self._local_controller().startup()
 
-    def _host(self, record: TopicRecord, assignment: Mapping[int, list[int]]) -> None:
-        """The in-process controller's LeaderAndIsr for ``assignment``: this broker leads
-        every partition it is a replica of, ISR = [self], leader epoch 0 (a single node never
-        elects another leader). Raises the first partition's error (KAFKA_STORAGE_ERROR when
-        its log cannot be created)."""
-        states = [
-            LeaderAndIsrPartitionState(
-                record.name,
-                partition,
-                leader=self.broker_id,
-                leader_epoch=INITIAL_LEADER_EPOCH,
-                isr=(self.broker_id,),
-                replicas=tuple(replicas),
-            )
-            for partition, replicas in sorted(assignment.items())
-            if self.broker_id in replicas
-        ]
-        errors = self.replica_manager.become_leader_or_follower(
-            states, {record.name: record.topic_id}
-        )
-        for state in states:
-            error = errors.get(state.topic_partition)
-            if error is not None:
-                raise error
+    def _local_controller(self) -> LocalController:
+        controller = self.controller
+        if controller is None:
+            raise RuntimeError("no embedded controller: the metadata store is not local")
+        return controller
+
+    def _deliver(self, request: ControlRequest) -> dict[tuple[str, int], ErrorCode]:
+        """The embedded controller's requests, into this broker (in process)."""
+        return {
+            (tp.topic, tp.partition): code
+            for tp, code in deliver(_InProcess(self), request.request).items()
+        }
+
+    def log_dir_failed(self) -> None:
+        """A log dir failed: the controller takes its partitions' leadership away (Kafka's
+        ``onBrokerLogDirFailure``). Cluster mode: nothing here (the controller learns it from
+        the LeaderAndIsr answers)."""
+        if self.cluster is not None or self.controller is None or not self.controller.is_active:
+            return
+        offline = [tp for tp, p in self.replica_manager.partitions.items() if p.log.offline]
+        self.controller.replicas_offline(ControllerTopicPartition(*tp) for tp in offline)
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -377,9 +318,7 @@ class TopicManager:
             if count < 1:
                 raise InvalidPartitionsError("Number of partitions must be larger than 0.")
             if factor < 1:
-                raise InvalidReplicationFactorError(
-                    "Replication factor must be larger than 0."
-                )
+                raise InvalidReplicationFactorError("Replication factor must be larger than 0.")
             if self.cluster is not None:
                 partitions = self._cluster_assignment(count, factor)
             elif factor > 1:
@@ -400,12 +339,11 @@ class TopicManager:
             self.store.create_topic(record)
         except OSError as exc:
             raise KafkaStorageError(f"cannot record topic '{name}': {exc}") from exc
-        try:
-            self._host(record, record.assignment)
-        except KafkaStorageError:
+        self.metadata_cache.update_topic_configs(name, clean)
+        failed = self._local_controller().create_topic(record)
+        if failed:
             self._roll_back_creation(record)
-            raise
-        self.publish_metadata([name])
+            raise KafkaStorageError(_storage_failure(failed))
         log.info(
             "created topic %s with %d partition(s)%s",
             name,
@@ -515,23 +453,16 @@ class TopicManager:
         for name in names:
             self.store.delete_topic(name)
 
-    def _remove_partitions(self, name: str, partitions: Mapping[int, list[int]]) -> None:
-        for partition in partitions:
-            self.replica_manager.remove_partition(TopicPartition(name, partition), delete=True)
-
     def _roll_back_creation(self, record: TopicRecord) -> None:
-        """Undo a creation whose logs failed: delete what was created, forget the topic."""
-        self._remove_partitions(record.name, record.assignment)
+        """Undo a creation whose logs failed: forget the topic, have the controller delete
+        what was created."""
         try:
             self.store.delete_topic(record.name)
         except OSError as exc:  # the store's disk failed too; the topic is hosted at restart
             log.error("could not remove the failed topic %s from the store: %s", record.name, exc)
         else:
             log.warning("creating topic %s failed on disk: rolled back", record.name)
-        if record.name in self.store.topics():
-            self.publish_metadata([record.name])
-        else:
-            self.publish_metadata(deleted={record.name: record.assignment})
+        self._local_controller().delete_topic(record.name)
 
     def maybe_auto_create(self, name: str) -> TopicRecord | None:
         """Create ``name`` with the defaults if ``auto.create.topics.enable``; else None.
@@ -555,9 +486,7 @@ class TopicManager:
         if record is None:
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
         self.store.delete_topic(name)
-        for partition in record.assignment:
-            self.replica_manager.remove_partition(TopicPartition(name, partition), delete=True)
-        self.publish_metadata(deleted={name: record.assignment})
+        self._local_controller().delete_topic(name)
         log.info("deleted topic %s", name)
 
     def create_partitions(
@@ -593,17 +522,16 @@ class TopicManager:
             return
         # The logs first (see the module docstring): a failure removes them, and the store
         # has nothing to undo.
-        try:
-            self._host(record, new)
-        except KafkaStorageError:
-            self._remove_partitions(name, new)
-            raise
+        controller = self._local_controller()
+        failed = controller.create_partitions(name, new)
+        if failed:
+            controller.remove_partitions(name, new)
+            raise KafkaStorageError(_storage_failure(failed))
         try:
             self.store.add_partitions(name, new)
         except OSError as exc:
-            self._remove_partitions(name, new)
+            controller.remove_partitions(name, new)
             raise KafkaStorageError(f"cannot record the partitions of '{name}': {exc}") from exc
-        self.publish_metadata([name])
         log.info("increased the partitions of topic %s from %d to %d", name, current, count)
 
     def _check_manual_replicas(self, replicas: list[int]) -> None:
@@ -621,8 +549,7 @@ class TopicManager:
                 )
         if len(replicas) > 1:
             raise InvalidReplicaAssignmentError(
-                f"The manual partition assignment includes the broker {replicas[0]} more "
-                "than once."
+                f"The manual partition assignment includes the broker {replicas[0]} more than once."
             )
 
     def set_topic_configs(
@@ -681,3 +608,27 @@ class TopicManager:
         if partition_log.maybe_increment_log_start_offset(target):
             log.info("log start offset of %s moved to %d (DeleteRecords)", tp, target)
         return partition_log.log_start_offset
+
+
+@dataclass(frozen=True, slots=True)
+class _InProcess:
+    """What ``franz.broker.control_requests`` reaches, for the embedded controller's
+    in-process delivery (the broker's ``BrokerServices`` in the network handlers)."""
+
+    topic_manager: TopicManager
+
+    @property
+    def replica_manager(self) -> ReplicaManager:
+        return self.topic_manager.replica_manager
+
+    @property
+    def metadata_cache(self) -> MetadataCache:
+        return self.topic_manager.metadata_cache
+
+    def on_topic_deleted(self, topic: str) -> None:
+        self.topic_manager.on_topic_deleted(topic)
+
+
+def _storage_failure(failed: Iterable[tuple[str, int]]) -> str:
+    names = ", ".join(f"{t}-{p}" for t, p in sorted(failed))
+    return f"cannot create the log of {names}: its log dir is offline"

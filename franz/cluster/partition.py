@@ -6,8 +6,8 @@ version of the partition's ``state`` znode), and the high watermark (held by the
 ``Partition`` leads nothing: the controller's LeaderAndIsr decides, applied by
 ``ReplicaManager.become_leader_or_follower`` through ``make_leader`` / ``make_follower``
 (Kafka's ``Partition.makeLeader`` / ``makeFollower``). In embedded single-node mode the
-broker's in-process controller step sends ISR = replicas = [self] with leader epoch 0 when a
-partition is created or loaded.
+broker's own controller (``franz.controller.shell.local``) delivers it in process: ISR =
+replicas = [self], leader epoch 0 for a new partition, the stored state when loaded.
 
 Leader: the high watermark is the smallest log end offset of the ISR members
 (``maybe_increment_leader_hw``, Kafka's ``maybeIncrementLeaderHW``); with ISR = {self} it

@@ -4,8 +4,9 @@
 Leadership comes from the controller: ``become_leader_or_follower`` applies a LeaderAndIsr
 request's partition states (Kafka's ``becomeLeaderOrFollower``), creating the replica and its
 log where needed, then ``Partition.make_leader`` or ``make_follower``. Both modes use it: the
-embedded single node's in-process controller step (``TopicManager``) and, in cluster mode,
-the LeaderAndIsr requests of the ZooKeeper-elected controller.
+embedded single node's own controller (``franz.controller.shell.local``, delivering in
+process) and, in cluster mode, the LeaderAndIsr requests of the ZooKeeper-elected
+controller.
 
 Delayed fetches: a Fetch that found fewer than ``min_bytes`` waits on the partitions it reads
 (``wait_for_appends``); every append to a partition wakes its waiters at once, so a

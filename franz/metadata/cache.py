@@ -12,8 +12,8 @@ Who fills it:
   list and the controller id are replaced wholesale; partition states are merged (only the
   partitions sent change); a partition whose leader is ``LEADER_DURING_DELETE`` (-2) is
   removed, and a topic left with no partition loses its id and configs.
-* Embedded single-node mode: the broker's in-process controller step
-  (``franz.broker.topic_manager.TopicManager.publish_metadata``) sends itself the same update
+* Embedded single-node mode: the broker's own controller
+  (``franz.controller.shell.local.LocalController``) delivers itself the same update
   whenever topics, partitions or log dirs change, so the handlers read one source in both
   modes.
 

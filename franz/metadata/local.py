@@ -5,7 +5,9 @@ rename, fsync the dir) on every change; sorted keys, one line per topic::
 
     {
      "broker_configs": {"<default>": {"log.retention.ms": "3600000"}},
+     "controller_epoch": 3,
      "next_producer_id": 1000,
+     "partition_states": {"events": {"0": {"controller_epoch": 1, "isr": [0], "leader": 0, ...}}},
      "topics": {
       "events": {"configs": {}, "partitions": {"0": [0], "1": [0]}, "topic_id": "<base64url>"}
      },
@@ -17,6 +19,15 @@ configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold th
 (``<default>`` for the cluster-wide defaults, else a broker id; a file without the key has
 none). The ZooKeeper store keeps the same records in
 Kafka's znodes; both satisfy ``MetadataStore``.
+
+The embedded controller's state (``franz.controller.shell.local``) is here too, as Kafka's
+controller keeps it in ZooKeeper: ``controller_epoch`` (``/controller_epoch``, one more at
+every start, written with the next change) and per partition its leader, leader epoch, ISR and
+controller epoch (``/brokers/topics/<t>/partitions/<p>/state``, with ``leader_recovery_state``
+only when not 0), ``partition_epoch`` standing for the znode's version. Both keys are optional:
+a file written before they existed loads with controller epoch 0 and no partition states, and
+the controller then elects every partition as new (leader epoch 0, as before). States of topics
+the file does not hold are dropped.
 """
 
 from __future__ import annotations
@@ -24,11 +35,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from franz.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 from franz.metadata.store import TopicRecord
+from franz.metadata.znodes import PartitionState
 from franz.protocol.kafka_uuid import uuid_from_str, uuid_to_str
 
 __all__ = ["METADATA_FILE", "LocalMetadataStore"]
@@ -80,6 +93,8 @@ class LocalMetadataStore:
         #: Each topic's line of the file: a rewrite encodes only the topic that changed
         #: (records are replaced, never changed in place).
         self._lines: dict[str, str] = {}
+        self._controller_epoch = 0
+        self._partition_states: dict[str, dict[int, PartitionState]] = {}
 
     def load(self) -> None:
         try:
@@ -89,6 +104,8 @@ class LocalMetadataStore:
             self._next_producer_id = 0
             self._broker_configs = {}
             self._lines = {}
+            self._controller_epoch = 0
+            self._partition_states = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -107,6 +124,12 @@ class LocalMetadataStore:
             for entity, configs in data.get("broker_configs", {}).items()
         }
         self._lines = {name: _topic_line(record) for name, record in self._topics.items()}
+        self._controller_epoch = int(data.get("controller_epoch", 0))
+        self._partition_states = {
+            name: {int(p): _decode_state(body) for p, body in parts.items()}
+            for name, parts in data.get("partition_states", {}).items()
+            if name in self._topics
+        }
 
     def _commit(
         self,
@@ -115,11 +138,18 @@ class LocalMetadataStore:
         broker_configs: dict[str, dict[str, str]] | None = None,
         *,
         changed: str | None = None,
+        controller_epoch: int | None = None,
+        partition_states: dict[str, dict[int, PartitionState]] | None = None,
     ) -> None:
         """Write the new state, then adopt it: a failed write leaves memory as it was.
         ``changed``: the one topic whose record differs from the current state."""
         if broker_configs is None:
             broker_configs = self._broker_configs
+        if controller_epoch is None:
+            controller_epoch = self._controller_epoch
+        if partition_states is None:
+            partition_states = self._partition_states
+        partition_states = {n: s for n, s in partition_states.items() if n in topics}
         lines = dict(self._lines)
         if changed is not None:
             record = topics.get(changed)
@@ -127,21 +157,32 @@ class LocalMetadataStore:
                 lines.pop(changed, None)
             else:
                 lines[changed] = _topic_line(record)
-        self._save(lines, next_producer_id, broker_configs)
+        self._save(lines, next_producer_id, broker_configs, controller_epoch, partition_states)
         self._lines = lines
         self._topics = topics
         self._next_producer_id = next_producer_id
         self._broker_configs = broker_configs
+        self._controller_epoch = controller_epoch
+        self._partition_states = partition_states
 
     def _save(
         self,
         lines: dict[str, str],
         next_producer_id: int,
         broker_configs: dict[str, dict[str, str]],
+        controller_epoch: int,
+        partition_states: dict[str, dict[int, PartitionState]],
     ) -> None:
         fields: dict[str, Any] = {"version": _VERSION, "next_producer_id": next_producer_id}
         if broker_configs:
             fields["broker_configs"] = broker_configs
+        if controller_epoch:
+            fields["controller_epoch"] = controller_epoch
+        if partition_states:
+            fields["partition_states"] = {
+                name: {str(p): _encode_state(s) for p, s in sorted(parts.items())}
+                for name, parts in partition_states.items()
+            }
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with tmp.open("w") as f:
@@ -197,8 +238,67 @@ class LocalMetadataStore:
         self._commit(self._topics, first + count)
         return first
 
+    # -- the embedded controller's state ----------------------------------------------------
+
+    @property
+    def controller_epoch(self) -> int:
+        return self._controller_epoch
+
+    def increment_controller_epoch(self) -> int:
+        """One more controller epoch (a new controller: this broker started). Kept in memory
+        and written with the next change, so a start that changes nothing writes nothing."""
+        self._controller_epoch += 1
+        return self._controller_epoch
+
+    def partition_states(self) -> dict[tuple[str, int], PartitionState]:
+        """``(topic, partition) -> state`` of every partition that has one."""
+        return {
+            (name, p): state
+            for name, parts in self._partition_states.items()
+            for p, state in parts.items()
+        }
+
+    def set_partition_states(self, states: Mapping[tuple[str, int], PartitionState | None]) -> None:
+        """Write (None: remove) partition states, in one durable write; states of topics not
+        in the store are ignored."""
+        changed = {name: dict(parts) for name, parts in self._partition_states.items()}
+        for (name, p), state in states.items():
+            if name not in self._topics:
+                continue
+            if state is None:
+                changed.get(name, {}).pop(p, None)
+            else:
+                changed.setdefault(name, {})[p] = state
+        changed = {name: parts for name, parts in changed.items() if parts}
+        if changed != self._partition_states:
+            self._commit(self._topics, self._next_producer_id, partition_states=changed)
+
     def _require(self, name: str) -> TopicRecord:
         record = self._topics.get(name)
         if record is None:
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
         return record
+
+
+def _encode_state(state: PartitionState) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "controller_epoch": state.controller_epoch,
+        "isr": list(state.isr),
+        "leader": state.leader,
+        "leader_epoch": state.leader_epoch,
+        "partition_epoch": state.zk_version,
+    }
+    if state.leader_recovery_state:
+        body["leader_recovery_state"] = state.leader_recovery_state
+    return body
+
+
+def _decode_state(body: Mapping[str, Any]) -> PartitionState:
+    return PartitionState(
+        leader=int(body["leader"]),
+        leader_epoch=int(body["leader_epoch"]),
+        isr=tuple(int(r) for r in body["isr"]),
+        controller_epoch=int(body["controller_epoch"]),
+        leader_recovery_state=int(body.get("leader_recovery_state", 0)),
+        zk_version=int(body.get("partition_epoch", 0)),
+    )

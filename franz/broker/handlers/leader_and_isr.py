@@ -3,7 +3,9 @@
 follower of partitions.
 
 Served in cluster mode only (``zookeeper.connect`` set), as the ZooKeeper-mode broker it
-mirrors; v0-6 are read as v7 (``franz.controller.old_versions``). The response lists the
+mirrors; v0-6 are read as v7 (``franz.controller.old_versions``); the embedded mode's
+controller delivers its LeaderAndIsr in process to the same
+``franz.broker.control_requests.apply_leader_and_isr``. The response lists the
 partitions by topic name up to v4 (``partition_errors``) and by topic id from v5 (``topics``),
 in request order. Whole-request refusals (``franz.broker.controller_fencing``): STALE_BROKER_EPOCH,
 STALE_CONTROLLER_EPOCH, UNSUPPORTED_VERSION; every partition of the request then carries the
@@ -23,8 +25,8 @@ import logging
 from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.control_requests import apply_leader_and_isr
 from franz.broker.controller_fencing import controller_request_error, to_value
-from franz.cluster.partition import LeaderAndIsrPartitionState
 from franz.controller.requests import LeaderAndIsrRequest
 from franz.errors import ErrorCode
 from franz.storage.files import TopicPartition
@@ -46,26 +48,7 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     await services.topic_manager.refresh_topics(
         {t.topic_name: [p.partition_index for p in t.partition_states] for t in value.topic_states}
     )
-    states = [
-        LeaderAndIsrPartitionState(
-            topic.topic_name,
-            p.partition_index,
-            leader=p.leader,
-            leader_epoch=p.leader_epoch,
-            isr=tuple(p.isr),
-            replicas=tuple(p.replicas),
-            partition_epoch=p.partition_epoch,
-            is_new=p.is_new,
-            controller_epoch=p.controller_epoch,
-            adding_replicas=tuple(p.adding_replicas),
-            removing_replicas=tuple(p.removing_replicas),
-        )
-        for topic in value.topic_states
-        for p in topic.partition_states
-    ]
-    topic_ids = {t.topic_name: t.topic_id for t in value.topic_states}
-    failed = services.replica_manager.become_leader_or_follower(states, topic_ids)
-    codes = {tp: exc.code for tp, exc in failed.items()}
+    codes = apply_leader_and_isr(services, value)
     if codes:
         log.info("LeaderAndIsr from controller %d: partition errors %s", value.controller_id, codes)
     return _response(value, ErrorCode.NONE, codes)

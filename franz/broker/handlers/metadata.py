@@ -15,7 +15,7 @@ leader -1, this broker offline).
 Everything described comes from the metadata cache (``franz.metadata.cache``), as Kafka's
 ``KafkaApis.handleTopicMetadataRequest`` reads its ``MetadataCache``; only auto-creation goes
 to the topic manager. A partition whose leader is not a live broker (-1: no leader, or a
-failed log dir: ``TopicManager.publish_metadata``) answers LEADER_NOT_AVAILABLE, as
+failed log dir, which the controller takes the leader from) answers LEADER_NOT_AVAILABLE, as
 Kafka's ``ZkMetadataCache.getPartitionMetadata``.
 
 Authorized operations (v8+, ``franz.broker.authorized_operations``): with

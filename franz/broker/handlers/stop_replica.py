@@ -2,8 +2,10 @@
 ``ReplicaManager.stopReplicas``): the controller tells this broker to stop replicas, and with
 ``delete_partition`` to delete their logs (topic deletion, reassignment).
 
-Served in cluster mode only; v0-3 are read as v4 (``franz.controller.old_versions``: below v3
-one ``delete_partitions`` for all and no leader epoch, -1). Whole-request refusals as
+Served in cluster mode only (the embedded mode's controller delivers its StopReplica in process
+to the same ``franz.broker.control_requests.apply_stop_replica``); v0-3 are read as v4
+(``franz.controller.old_versions``: below v3 one ``delete_partitions`` for all and no leader
+epoch, -1). Whole-request refusals as
 ``franz.broker.controller_fencing``, with no partitions listed (Kafka's ``stopReplicas``
 answers an empty map with the code; compared with Kafka by ``test_differential``). Per
 partition: FENCED_LEADER_EPOCH for a leader epoch not newer than the replica's (-1 and -2,
@@ -17,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.control_requests import apply_stop_replica
 from franz.broker.controller_fencing import controller_request_error, to_value
 from franz.controller.requests import StopReplicaRequest
 from franz.errors import ErrorCode
@@ -30,15 +33,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if value is None:
         return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "partition_errors": []}
     assert isinstance(value, StopReplicaRequest)
-    wanted = {
-        TopicPartition(topic.topic_name, p.partition_index): (p.leader_epoch, p.delete_partition)
-        for topic in value.topic_states
-        for p in topic.partition_states
-    }
     error = controller_request_error(ctx, value)
     codes: dict[TopicPartition, ErrorCode] = {}
     if error == ErrorCode.NONE:
-        codes = ctx.services.replica_manager.stop_replicas(wanted)
+        codes = apply_stop_replica(ctx.services, value)
     return {
         "error_code": error,
         "partition_errors": [

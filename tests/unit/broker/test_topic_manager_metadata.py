@@ -1,5 +1,6 @@
-"""The embedded controller step: ``TopicManager.publish_metadata`` keeps the metadata cache
-in step with topics, partitions, configs and failed log dirs."""
+"""The embedded controller (``franz.controller.shell.local.LocalController``, driven by
+``TopicManager``) keeps the metadata cache in step with topics, partitions, configs and failed
+log dirs, and the partition states in the local store."""
 
 from __future__ import annotations
 
@@ -54,8 +55,43 @@ def test_failed_log_dir_takes_the_leader_away(node: Node) -> None:
     node.topics.create_topic("orders", 1)
     partition = node.topics.replica_manager.partitions[TopicPartition("orders", 0)]
     node.log_manager.handle_log_dir_failure(partition.log.dir.parent, OSError(5, "EIO"))
-    node.topics.publish_metadata()  # the broker's on_log_dir_failure hook
+    node.topics.log_dir_failed()  # the broker's on_log_dir_failure hook
     state = node.topics.metadata_cache.partition_info("orders", 0)
     assert state is not None
     assert state.leader == -1 and state.offline_replicas == (0,)
-    assert state.isr == (0,) and state.leader_epoch == 0
+    # Kafka's controller takes the offline replica out as leader with a new leader epoch
+    # (``removeReplicasFromIsr``: ``newLeaderAndIsr``); the ISR of one is kept.
+    assert state.isr == (0,) and state.leader_epoch == 1
+
+
+def test_restart_keeps_leader_epoch_zero_and_stores_the_partition_states(
+    cluster: Cluster,
+) -> None:
+    first = cluster.start()
+    first.topics.create_topic("orders", 2)
+    stored = first.topics.store.partition_states()  # type: ignore[attr-defined]
+    assert {tp: (s.leader, s.leader_epoch, s.isr) for tp, s in stored.items()} == {
+        ("orders", 0): (0, 0, (0,)),
+        ("orders", 1): (0, 0, (0,)),
+    }
+    cluster.stop()
+    for _ in range(2):
+        node = cluster.start()
+        cache = node.topics.metadata_cache
+        assert [(s.leader, s.leader_epoch) for s in cache.partition_states("orders")] == [
+            (0, 0),
+            (0, 0),
+        ]
+        partition = node.topics.replica_manager.partitions[TopicPartition("orders", 1)]
+        assert (partition.leader_id, partition.leader_epoch) == (0, 0)
+        cluster.stop()
+
+
+def test_deleted_topic_leaves_no_partition_state(node: Node) -> None:
+    node.topics.create_topic("orders", 2)
+    node.topics.delete_topic("orders")
+    assert node.topics.store.partition_states() == {}  # type: ignore[attr-defined]
+    node.topics.create_topic("orders", 1)  # the same name again: new partitions, epoch 0
+    state = node.topics.metadata_cache.partition_info("orders", 0)
+    assert state is not None and (state.leader, state.leader_epoch) == (0, 0)
+
