@@ -64,6 +64,24 @@ def old_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProce
     assert code == 0, f"broker exited with {code}:\n{proc.output()}"
 
 
+#: kafka-python's iteration ends after this long without a record: generous, as a loaded CI
+#: machine can take seconds for the old-protocol consumer's metadata and first fetch.
+OLD_CONSUMER_TIMEOUT_MS = 20000
+
+
+def read_records(consumer: kafka.KafkaConsumer, count: int) -> list[Any]:
+    """The first ``count`` records (fewer if none comes for ``consumer_timeout_ms``), then
+    one more short poll, whose records are appended: the caller's comparison sees any extra."""
+    got: list[Any] = []
+    for message in consumer:
+        got.append(message)
+        if len(got) == count:
+            for batch in consumer.poll(timeout_ms=1000).values():
+                got.extend(batch)
+            break
+    return got
+
+
 def records(tag: str) -> list[tuple[bytes | None, bytes]]:
     return [
         (None if i % 5 == 0 else f"{tag}-key-{i}".encode(), f"{tag}-value-{i}".encode() * (i % 4))
@@ -182,10 +200,10 @@ def test_kafka_python_old_api_versions_round_trip(
         bootstrap_servers=old_broker.bootstrap,
         api_version=api_version,
         auto_offset_reset="earliest",
-        consumer_timeout_ms=5000,
+        consumer_timeout_ms=OLD_CONSUMER_TIMEOUT_MS,
     )
     try:
-        got = [(m.offset, m.key, m.value, m.timestamp) for m in consumer]
+        got = [(m.offset, m.key, m.value, m.timestamp) for m in read_records(consumer, RECORDS)]
     finally:
         consumer.close()
     expected_ts = [BASE_TS + i if magic else None for i in range(RECORDS)]
@@ -231,10 +249,13 @@ def test_modern_records_read_by_old_clients_lose_only_headers(old_broker: Broker
         bootstrap_servers=old_broker.bootstrap,
         api_version=(0, 10, 0),
         auto_offset_reset="earliest",
-        consumer_timeout_ms=5000,
+        consumer_timeout_ms=OLD_CONSUMER_TIMEOUT_MS,
     )
     try:
-        got = [(m.offset, m.key, m.value, m.timestamp, list(m.headers or [])) for m in consumer]
+        got = [
+            (m.offset, m.key, m.value, m.timestamp, list(m.headers or []))
+            for m in read_records(consumer, RECORDS)
+        ]
     finally:
         consumer.close()
     assert got == [(i, k, v, BASE_TS + i, []) for i, (k, v) in enumerate(data)]
@@ -418,12 +439,10 @@ def test_log_append_time_topic_gives_old_clients_the_append_time(old_broker: Bro
         bootstrap_servers=old_broker.bootstrap,
         api_version=(0, 10, 0),
         auto_offset_reset="earliest",
-        # Iteration ends after this long without records: generous, as a loaded CI machine
-        # can take seconds for the old-protocol consumer's metadata and first fetch.
-        consumer_timeout_ms=20000,
+        consumer_timeout_ms=OLD_CONSUMER_TIMEOUT_MS,
     )
     try:
-        got = [(m.timestamp, m.timestamp_type) for m in consumer]
+        got = [(m.timestamp, m.timestamp_type) for m in read_records(consumer, 3)]
     finally:
         consumer.close()
     [batch] = stored_batches(old_broker, topic, 0)
