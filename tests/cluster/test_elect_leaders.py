@@ -1,11 +1,12 @@
 """ElectLeaders (43) in cluster mode (Kafka 3.9's ZooKeeper mode: the active controller's
 ``ReplicaLeaderElection`` event), against three ``franz broker`` processes.
 
-Its own cluster (ids 3, 1, 2 started in that order, so that broker 3, which the tests never
-stop, holds ``/controller``) with a 6 s ZooKeeper session timeout. The unclean test kills and
-restarts brokers 1 and 2, so it comes last. The successful PREFERRED election (preferred
-replica live and in the ISR but not leading) cannot be reached without replication (ISRs only
-shrink today): ``tests/unit/controller/test_replica_election.py`` covers it.
+Its own cluster (ids 1-3) with a 6 s ZooKeeper session timeout. Roles follow whoever holds
+``/controller`` (``C``, never stopped) and the two others (``A`` < ``B``): partition 0 is on
+[A, B], partition 1 on [C, A]. The unclean test kills A and B and restarts B, so it comes
+last. The successful PREFERRED election (preferred replica live and in the ISR but not
+leading) cannot be reached without replication (ISRs only shrink today):
+``tests/unit/controller/test_replica_election.py`` covers it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import datetime
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,26 +43,36 @@ SESSION_MS = 6000
 ELECT_LEADERS = 43
 PREFERRED = 0
 UNCLEAN = 1
-#: Partition 0 on brokers [1, 2] (1 preferred), partition 1 on [3, 1] (3 preferred).
-ASSIGNMENT = [[1, 2], [3, 1]]
 TOPIC = "elect"
 
 
+@dataclass(frozen=True)
+class Roles:
+    cluster: Cluster
+    c: int  # the controller
+    a: int
+    b: int
+
+
 @pytest.fixture(scope="module")
-def el_cluster(
+def roles(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Cluster]:
+) -> Iterator[Roles]:
     base = Path(tmp_path_factory.mktemp("elect-leaders"))
     props = {"zookeeper.session.timeout.ms": str(SESSION_MS)}
     zk = new_chroot(zookeeper_server.connect_string)
-    with start_cluster(zk, base, ids=(3, 1, 2), extra_props=props) as c:
-        assert c.controller_id() == 3, "broker 3 started first and is the controller"
-        admin = AdminClient({"bootstrap.servers": c.bootstrap()})
-        topic = NewTopic(TOPIC, len(ASSIGNMENT), replica_assignment=ASSIGNMENT)
+    with start_cluster(zk, base, extra_props=props) as cluster:
+        eventually(lambda: cluster.controller_id() is not None, 30, "a controller")
+        c = cluster.controller_id()
+        assert c is not None
+        a, b = sorted(set(cluster.brokers) - {c})
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+        assignment = [[a, b], [c, a]]
+        topic = NewTopic(TOPIC, len(assignment), replica_assignment=assignment)
         admin.create_topics([topic], operation_timeout=30)[TOPIC].result(60)
-        eventually(lambda: leader_isr(c, 0)[0] == 1, 30, "partition 0 led by broker 1")
-        eventually(lambda: leader_isr(c, 1)[0] == 3, 30, "partition 1 led by broker 3")
-        yield c
+        eventually(lambda: leader_isr(cluster, 0)[0] == a, 30, "partition 0 led by A")
+        eventually(lambda: leader_isr(cluster, 1)[0] == c, 30, "partition 1 led by C")
+        yield Roles(cluster, c, a, b)
 
 
 def leader_isr(cluster: Cluster, partition: int) -> tuple[int, list[int]]:
@@ -96,8 +108,9 @@ def elect(
     return int(getattr(response, "error_code", ErrorCode.NONE)), results
 
 
-def test_no_election_needed_unknown_partitions_and_not_controller(el_cluster: Cluster) -> None:
-    controller = el_cluster.brokers[3].bootstrap
+def test_no_election_needed_unknown_partitions_and_not_controller(roles: Roles) -> None:
+    el_cluster = roles.cluster
+    controller = el_cluster.brokers[roles.c].bootstrap
     for election_type in (PREFERRED, UNCLEAN):
         error, results = elect(controller, election_type, {TOPIC: [0, 1, 7], "nope": [0]})
         assert error == ErrorCode.NONE
@@ -112,7 +125,7 @@ def test_no_election_needed_unknown_partitions_and_not_controller(el_cluster: Cl
         # Every partition: the ELECTION_NOT_NEEDED ones are left out (KafkaApis).
         assert elect(controller, election_type, None) == (ErrorCode.NONE, {})
     # A broker that is not the controller answers NOT_CONTROLLER for every partition.
-    error, results = elect(el_cluster.brokers[1].bootstrap, PREFERRED, {TOPIC: [0, 1]})
+    error, results = elect(el_cluster.brokers[roles.a].bootstrap, PREFERRED, {TOPIC: [0, 1]})
     assert (error, results) == (
         ErrorCode.NONE,
         {
@@ -149,14 +162,15 @@ def test_no_election_needed_unknown_partitions_and_not_controller(el_cluster: Cl
     assert "Valid replica already elected" not in done.stdout  # filtered, as Kafka does
 
 
-def test_unclean_election_of_a_leaderless_partition(el_cluster: Cluster) -> None:
-    controller = el_cluster.brokers[3].bootstrap
+def test_unclean_election_of_a_leaderless_partition(roles: Roles) -> None:
+    el_cluster, a, b = roles.cluster, roles.a, roles.b
+    controller = el_cluster.brokers[roles.c].bootstrap
     # The follower dies: the controller shrinks the ISR.
-    el_cluster.brokers[2].kill()
-    eventually(lambda: leader_isr(el_cluster, 0) == (1, [1]), 30, "ISR shrinks to [1]")
+    el_cluster.brokers[b].kill()
+    eventually(lambda: leader_isr(el_cluster, 0) == (a, [a]), 30, "ISR shrinks to [A]")
     # The last ISR member dies: no leader, the ISR is kept (no unclean election by default).
-    el_cluster.brokers[1].kill()
-    eventually(lambda: leader_isr(el_cluster, 0) == (-1, [1]), 30, "partition 0 leaderless")
+    el_cluster.brokers[a].kill()
+    eventually(lambda: leader_isr(el_cluster, 0) == (-1, [a]), 30, "partition 0 leaderless")
     # Nobody to elect.
     assert elect(controller, UNCLEAN, {TOPIC: [0]})[1] == {
         (TOPIC, 0): (
@@ -165,26 +179,26 @@ def test_unclean_election_of_a_leaderless_partition(el_cluster: Cluster) -> None
             "OfflinePartitionLeaderElectionStrategy",
         )
     }
-    # Broker 2 comes back, but it is not in the ISR: still no leader.
-    el_cluster.brokers[2].start()
+    # B comes back, but it is not in the ISR: still no leader.
+    el_cluster.brokers[b].start()
     eventually(
-        lambda: len(el_cluster.kcat_metadata(el_cluster.brokers[3])["brokers"]) == 2,
+        lambda: len(el_cluster.kcat_metadata(el_cluster.brokers[roles.c])["brokers"]) == 2,
         30,
-        "broker 2 registered again",
+        "B registered again",
     )
-    assert leader_isr(el_cluster, 0) == (-1, [1])
-    # The preferred replica (1) is dead: no preferred election.
+    assert leader_isr(el_cluster, 0) == (-1, [a])
+    # The preferred replica (A) is dead: no preferred election.
     (result,) = elect(controller, PREFERRED, {TOPIC: [0]})[1].values()
     assert result[0] == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, result
-    # UNCLEAN elects broker 2, the only live replica.
+    # UNCLEAN elects B, the only live replica.
     assert elect(controller, UNCLEAN, {TOPIC: [0, 1]})[1] == {
         (TOPIC, 0): (ErrorCode.NONE, None),
         (TOPIC, 1): (ErrorCode.ELECTION_NOT_NEEDED, ErrorCode.ELECTION_NOT_NEEDED.message),
     }
-    assert leader_isr(el_cluster, 0) == (2, [2])
-    (entry,) = el_cluster.kcat_metadata(el_cluster.brokers[3], TOPIC)["topics"]
-    assert {p["partition"]: p["leader"] for p in entry["partitions"]}[0] == 2
+    assert leader_isr(el_cluster, 0) == (b, [b])
+    (entry,) = el_cluster.kcat_metadata(el_cluster.brokers[roles.c], TOPIC)["topics"]
+    assert {p["partition"]: p["leader"] for p in entry["partitions"]}[0] == b
     produce_all(el_cluster.bootstrap(), [(TOPIC, 0, b"after-unclean")])
-    # Broker 2 leads but is not the preferred replica, which is still dead.
+    # B leads but is not the preferred replica, which is still dead.
     (result,) = elect(controller, PREFERRED, {TOPIC: [0]})[1].values()
     assert result[0] == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, result
