@@ -26,9 +26,10 @@ into the batch; then the batch is sent through the channel. One batch per state-
 as Kafka's ``handleStateChanges`` does.
 
 Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``ControlledShutdown``
-(``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted), ``TopicChange`` (new
-topics), ``PartitionModifications`` (partitions added to a topic), ``TopicDeletion`` and its
-StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
+(``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted),
+``ReplicaLeaderElection`` from ElectLeaders (``replica_election.py``, likewise),
+``TopicChange`` (new topics), ``PartitionModifications`` (partitions added to a topic),
+``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
 ``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica offline),
 ``UpdateMetadataResponseReceived`` (logged). The other events of ``franz.controller.events``
@@ -51,10 +52,13 @@ from franz.controller.events import (
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
+    ElectionTrigger,
+    ElectionType,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
     LogDirEventNotification,
     PartitionModifications,
+    ReplicaLeaderElection,
     TopicChange,
     TopicDeletion,
     TopicDeletionStopReplicaResponseReceived,
@@ -68,6 +72,12 @@ from franz.controller.shell.controlled_shutdown import (
     process_controlled_shutdown,
 )
 from franz.controller.shell.deletion import TopicDeletionManager
+from franz.controller.shell.replica_election import (
+    ElectionOutcome,
+    answer_all,
+    process_replica_election,
+)
+from franz.controller.shell.replica_election import answer as answer_election
 from franz.controller.shell.zk_reads import (
     read_brokers_and_epochs,
     read_isr_change_notifications,
@@ -206,6 +216,23 @@ class Controller:
             self._queue.put_nowait(event)
         return reply
 
+    def elect_leaders(
+        self, partitions: frozenset[TopicPartition], election_type: ElectionType
+    ) -> asyncio.Future[dict[TopicPartition, ElectionOutcome]]:
+        """Kafka's ``electLeaders``: queue a ``ReplicaLeaderElection`` (AdminClientTriggered);
+        the future is the per-partition answer (NOT_CONTROLLER for every partition at once
+        when this broker is not the controller)."""
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[dict[TopicPartition, ElectionOutcome]] = loop.create_future()
+        event = ReplicaLeaderElection(
+            partitions, election_type, ElectionTrigger.ADMIN_CLIENT_TRIGGERED, reply=reply
+        )
+        if self._epoch is None:
+            answer_all(event, ErrorCode.NOT_CONTROLLER)
+        else:
+            self._queue.put_nowait(event)
+        return reply
+
     def post(self, event: ControllerEvent) -> None:
         """Queue an event (from a watch, a response, a request); dropped when not active."""
         if self._epoch is not None:
@@ -217,6 +244,8 @@ class Controller:
             queued = self._queue.get_nowait()
             if isinstance(queued, ControlledShutdown):  # Kafka's handlePreempt
                 answer(queued, ControlledShutdownResult(ErrorCode.NOT_CONTROLLER))
+            elif isinstance(queued, ReplicaLeaderElection):
+                answer_all(queued, ErrorCode.NOT_CONTROLLER)
         current, self._current = self._current, None
         if current is not None and current is not asyncio.current_task():
             current.cancel()
@@ -253,6 +282,8 @@ class Controller:
                 return  # queued before a resignation: nothing to act on
             elif isinstance(event, ControlledShutdown):
                 answer(event, await process_controlled_shutdown(self, event))
+            elif isinstance(event, ReplicaLeaderElection):
+                answer_election(event, await process_replica_election(self, event))
             elif isinstance(event, BrokerChange):
                 await self._process_broker_change()
             elif isinstance(event, TopicChange):
@@ -300,6 +331,9 @@ class Controller:
                 failed = ErrorCode.UNKNOWN_SERVER_ERROR
                 code = ErrorCode.NOT_CONTROLLER if self._epoch is None else failed
                 answer(event, ControlledShutdownResult(code))
+            elif isinstance(event, ReplicaLeaderElection):
+                failed = ErrorCode.UNKNOWN_SERVER_ERROR
+                answer_all(event, ErrorCode.NOT_CONTROLLER if self._epoch is None else failed)
 
     def _trigger_controller_move(self, epoch: ControllerEpoch) -> None:
         """Kafka's ``triggerControllerMove``: a failover that failed half-way (ZooKeeper
