@@ -27,7 +27,9 @@ as Kafka's ``handleStateChanges`` does.
 
 Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``ControlledShutdown``
 (``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted),
-``ReplicaLeaderElection`` from ElectLeaders (``replica_election.py``, likewise),
+``ReplicaLeaderElection`` from ElectLeaders (``replica_election.py``, likewise) or
+``/admin/preferred_replica_election``, ``AutoPreferredReplicaLeaderElection``
+(``auto_rebalance.py``),
 ``TopicChange`` (new topics), ``PartitionModifications`` (partitions added to a topic),
 ``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
@@ -49,6 +51,7 @@ from franz.controller.batch import ControllerBrokerRequestBatch
 from franz.controller.context import ControllerContext
 from franz.controller.election import ElectionStrategy
 from franz.controller.events import (
+    AutoPreferredReplicaLeaderElection,
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
@@ -65,6 +68,7 @@ from franz.controller.events import (
     UpdateMetadataResponseReceived,
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
+from franz.controller.shell.auto_rebalance import AutoLeaderRebalance, AutoRebalanceConfig
 from franz.controller.shell.channel import ControllerChannelManager
 from franz.controller.shell.controlled_shutdown import (
     ControlledShutdownResult,
@@ -76,6 +80,7 @@ from franz.controller.shell.replica_election import (
     ElectionOutcome,
     answer_all,
     process_replica_election,
+    resume_preferred_replica_elections,
 )
 from franz.controller.shell.replica_election import answer as answer_election
 from franz.controller.shell.zk_reads import (
@@ -103,6 +108,7 @@ from franz.metadata.znodes import (
     DeleteTopicsZNode,
     IsrChangeNotificationZNode,
     LogDirEventNotificationZNode,
+    PreferredReplicaElectionZNode,
     TopicAssignment,
     TopicsZNode,
     TopicZNode,
@@ -134,6 +140,7 @@ class Controller:
         sender_config: SenderConfig | None = None,
         inter_broker_listener: str = "PLAINTEXT",
         on_fenced: Callable[[], None] | None = None,
+        auto_rebalance: AutoRebalanceConfig | None = None,
     ) -> None:
         self.zk = zk
         self.controller_id = controller_id
@@ -144,6 +151,10 @@ class Controller:
             controller_id, inter_broker_listener=inter_broker_listener
         )
         self.deletion = TopicDeletionManager(self)
+        #: ``auto.leader.rebalance.enable`` & co; off unless given (the broker gives them).
+        self.auto_rebalance = AutoLeaderRebalance(
+            self, auto_rebalance or AutoRebalanceConfig(enable=False)
+        )
         self._queue: asyncio.Queue[ControllerEvent | _Elected] = asyncio.Queue()
         self._ctx: ControllerContext | None = None
         self._epoch: ControllerEpoch | None = None
@@ -253,6 +264,7 @@ class Controller:
             log.info("controller %d resigns (epoch %d)", self.controller_id, self._epoch.epoch)
         self._epoch = None
         self._ctx = None
+        self.auto_rebalance.cancel()
         self.batch.clear()
         channel, self._channel = self._channel, None
         if channel is not None:
@@ -284,6 +296,8 @@ class Controller:
                 answer(event, await process_controlled_shutdown(self, event))
             elif isinstance(event, ReplicaLeaderElection):
                 answer_election(event, await process_replica_election(self, event))
+            elif isinstance(event, AutoPreferredReplicaLeaderElection):
+                await self.auto_rebalance.process()
             elif isinstance(event, BrokerChange):
                 await self._process_broker_change()
             elif isinstance(event, TopicChange):
@@ -489,6 +503,8 @@ class Controller:
                 ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
         await self.trigger_online_partition_state_change()
         await self.deletion.try_topic_deletion()
+        await resume_preferred_replica_elections(self)
+        self.auto_rebalance.start()
         log.info("controller %d is active, epoch %d", self.controller_id, epoch.epoch)
 
     def _register_watches(self) -> None:
@@ -507,6 +523,10 @@ class Controller:
         self.zk.watch_children(
             LogDirEventNotificationZNode.path,
             lambda children: self.post(LogDirEventNotification()) if children else None,
+        )
+        self.zk.zk.watch_data(  # PreferredReplicaElectionHandler.handleCreation
+            PreferredReplicaElectionZNode.path,
+            lambda _, stat: self.post(ReplicaLeaderElection(None)) if stat else None,
         )
 
     async def _add_topic(self, topic: str, assignment: TopicAssignment) -> None:
