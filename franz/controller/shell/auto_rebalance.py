@@ -64,9 +64,11 @@ class AutoRebalanceConfig:
 class AutoLeaderRebalance:
     """The timer and the check for one ``Controller`` (module docstring)."""
 
-    def __init__(self, controller: Controller, config: AutoRebalanceConfig) -> None:
+    def __init__(self, controller: Controller, config: AutoRebalanceConfig | None) -> None:
+        """``config`` None: disabled (the broker passes its keys; tests of the controller
+        alone need no timer)."""
         self.controller = controller
-        self.config = config
+        self.config = config or AutoRebalanceConfig(enable=False)
         self._timer: asyncio.TimerHandle | None = None
 
     @property

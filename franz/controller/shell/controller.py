@@ -27,8 +27,7 @@ as Kafka's ``handleStateChanges`` does.
 
 Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``ControlledShutdown``
 (``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted),
-``ReplicaLeaderElection`` from ElectLeaders (``replica_election.py``, likewise) or
-``/admin/preferred_replica_election``, ``AutoPreferredReplicaLeaderElection``
+``ReplicaLeaderElection`` (``replica_election.py``), ``AutoPreferredReplicaLeaderElection``
 (``auto_rebalance.py``),
 ``TopicChange`` (new topics), ``PartitionModifications`` (partitions added to a topic),
 ``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
@@ -81,6 +80,7 @@ from franz.controller.shell.replica_election import (
     answer_all,
     process_replica_election,
     resume_preferred_replica_elections,
+    watch_preferred_replica_election,
 )
 from franz.controller.shell.replica_election import answer as answer_election
 from franz.controller.shell.zk_reads import (
@@ -108,7 +108,6 @@ from franz.metadata.znodes import (
     DeleteTopicsZNode,
     IsrChangeNotificationZNode,
     LogDirEventNotificationZNode,
-    PreferredReplicaElectionZNode,
     TopicAssignment,
     TopicsZNode,
     TopicZNode,
@@ -151,10 +150,7 @@ class Controller:
             controller_id, inter_broker_listener=inter_broker_listener
         )
         self.deletion = TopicDeletionManager(self)
-        #: ``auto.leader.rebalance.enable`` & co; off unless given (the broker gives them).
-        self.auto_rebalance = AutoLeaderRebalance(
-            self, auto_rebalance or AutoRebalanceConfig(enable=False)
-        )
+        self.auto_rebalance = AutoLeaderRebalance(self, auto_rebalance)
         self._queue: asyncio.Queue[ControllerEvent | _Elected] = asyncio.Queue()
         self._ctx: ControllerContext | None = None
         self._epoch: ControllerEpoch | None = None
@@ -524,10 +520,7 @@ class Controller:
             LogDirEventNotificationZNode.path,
             lambda children: self.post(LogDirEventNotification()) if children else None,
         )
-        self.zk.zk.watch_data(  # PreferredReplicaElectionHandler.handleCreation
-            PreferredReplicaElectionZNode.path,
-            lambda _, stat: self.post(ReplicaLeaderElection(None)) if stat else None,
-        )
+        watch_preferred_replica_election(self)
 
     async def _add_topic(self, topic: str, assignment: TopicAssignment) -> None:
         """Into the context; a topic znode without an id gets one written (Kafka's

@@ -83,6 +83,7 @@ __all__ = [
     "process_replica_election",
     "read_preferred_replica_election",
     "resume_preferred_replica_elections",
+    "watch_preferred_replica_election",
 ]
 
 log = logging.getLogger("franz.controller.shell.controller")
@@ -194,6 +195,15 @@ async def process_replica_election(
             await on_replica_election(controller, plan.electable, election_type, trigger)
         )
     return results
+
+
+def watch_preferred_replica_election(controller: Controller) -> None:
+    """``PreferredReplicaElectionHandler.handleCreation``: a ZkTriggered election whenever
+    the znode exists (kazoo re-arms the watch; a duplicate finds the znode gone)."""
+    controller.zk.zk.watch_data(
+        PreferredReplicaElectionZNode.path,
+        lambda _, stat: controller.post(ReplicaLeaderElection(None)) if stat else None,
+    )
 
 
 async def read_preferred_replica_election(
