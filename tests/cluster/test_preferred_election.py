@@ -32,6 +32,7 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
+from confluent_kafka import ElectionType, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from tests.support.cluster import (  # noqa: E402
@@ -45,8 +46,8 @@ from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
 
 PATH = "/admin/preferred_replica_election"
 TOPIC = "pref"
-#: Partitions on [A, B]: 0 and 2 get A back in their ISR, 1 does not.
-PARTITIONS = 3
+#: Partitions on [A, B]: 0, 2 and 3 get A back in their ISR, 1 does not.
+PARTITIONS = 4
 CHECKING = "Processing automatic preferred replica leader election"
 
 
@@ -202,7 +203,7 @@ def roles(
         c, a, b = controller_roles(cl)
         create_topic(cl, TOPIC, [[a, b]] * PARTITIONS)
         move_leadership_away(cl, a, b, TOPIC, PARTITIONS)
-        for p in (0, 2):
+        for p in (0, 2, 3):
             expand_isr_as_an_old_leader(cl, TOPIC, p, [b, a])
         yield Roles(cl, c, a, b)
 
@@ -253,6 +254,22 @@ def test_malformed_znode_is_logged_and_deleted(roles: Roles, data: bytes) -> Non
     before = cl.brokers[roles.c].output().count(f"malformed znode {PATH}")
     write_election(cl, data)
     assert cl.brokers[roles.c].output().count(f"malformed znode {PATH}") == before + 1
+
+
+def test_elect_leaders_preferred_succeeds_through_the_admin_client(roles: Roles) -> None:
+    """The success path of ElectLeaders PREFERRED (AdminClientTriggered), the same election."""
+    cl, a, b = roles.cluster, roles.a, roles.b
+    assert leader_isr(cl, TOPIC, 3) == (b, [b, a])
+    admin = AdminClient({"bootstrap.servers": cl.bootstrap()})
+    future = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(TOPIC, 3)])
+    ((tp, err),) = future.result(60).items()
+    assert (tp.topic, tp.partition, err) == (TOPIC, 3, None)
+    assert leader_isr(cl, TOPIC, 3) == (a, [b, a])
+    # Not ZkTriggered: the znode is not touched, nothing logged as a znode election.
+    assert cl.kazoo.exists(PATH) is None
+    assert f"Partition {TOPIC}-3 completed preferred replica leader election" not in (
+        cl.brokers[roles.c].output()
+    )
 
 
 def test_new_controller_resumes_the_election_left_in_the_znode(roles: Roles) -> None:
