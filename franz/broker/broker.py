@@ -177,12 +177,17 @@ class Broker:
             on_all_dirs_failed=self._halt_on_storage_failure,
             on_log_dir_failure=self._on_log_dir_failure,
         )
+        self.metadata_cache = MetadataCache(self.broker_id)
         # Cluster mode has no replica fetcher yet (replication is the next issue): leaders'
         # high watermarks and acks=all do not wait for followers, which hold empty logs.
         self.replica_manager = ReplicaManager(
-            self.log_manager, self.broker_id, followers_fetch=self.zookeeper_connect is None
+            self.log_manager,
+            self.broker_id,
+            followers_fetch=self.zookeeper_connect is None,
+            clock=self.clock,
+            replica_lag_time_max_ms=config.get("replica.lag.time.max.ms"),
+            is_replica_isr_eligible=self.metadata_cache.has_alive_broker,
         )
-        self.metadata_cache = MetadataCache(self.broker_id)
         self.topic_manager = TopicManager(
             config,
             self.store,
@@ -238,6 +243,7 @@ class Broker:
             Dispatcher(self),
         )
         self._ticker: asyncio.Task[None] | None = None
+        self._isr_expiration: asyncio.Task[None] | None = None
         self._started = False
         self._halting = False
 
@@ -451,6 +457,10 @@ class Broker:
             self.log_manager.shutdown()
             raise
         self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        if self.zk is not None:
+            self._isr_expiration = asyncio.get_running_loop().create_task(
+                self.replica_manager.run_isr_expiration()
+            )
         self._started = True
         log.info(
             "franz broker %d started: listener %s, log dirs %s, %d partition(s), %s",
@@ -489,10 +499,11 @@ class Broker:
         self.group_coordinator.shutdown()
         await self._leave_zookeeper()
         await self.server.shutdown()
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
+        for task in (self._ticker, self._isr_expiration):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         self.log_manager.shutdown()
         log.info("franz broker %d stopped", self.broker_id)
 

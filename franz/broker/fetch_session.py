@@ -49,6 +49,8 @@ class CachedPartition:
     #: What the last response said (-1: never sent).
     high_watermark: int = -1
     log_start_offset: int = -1
+    #: A follower's own log start offset, from its request (v5+).
+    fetcher_log_start_offset: int = -1
 
     def changed(self, high_watermark: int, log_start_offset: int) -> bool:
         """Record what is being sent; True if it differs from what was sent before."""
@@ -74,6 +76,7 @@ class FetchSession:
             existing.fetch_offset = cached.fetch_offset
             existing.max_bytes = cached.max_bytes
             existing.current_leader_epoch = cached.current_leader_epoch
+            existing.fetcher_log_start_offset = cached.fetcher_log_start_offset
 
     def forget(self, key: SessionKey) -> None:
         self.partitions.pop(key, None)

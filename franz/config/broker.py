@@ -235,6 +235,14 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "controlled.shutdown.enable", _B, True, "Move leadership away before shutting down."
     ),
+    ConfigKey(
+        "replica.lag.time.max.ms",
+        _L,
+        30000,
+        "A follower that has not caught up to the leader's log end offset for this long is "
+        "removed from the ISR (checked every half of it).",
+        at_least(1),
+    ),
     # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection rate quota):
     # accepted, stored and described so tools that tune them work (franz.config.dynamic) ---
     ConfigKey("num.io.threads", _I, 8, "Request handler threads (not used by Franz).", at_least(1)),
