@@ -25,7 +25,12 @@
   leader (NOT_LEADER_OR_FOLLOWER from a follower), one at v11+ reads a follower replica up to
   its high watermark, as Kafka (KIP-392, no ``replica.selector``). v16+ responses carry the
   current-leader hints (KIP-951).
-* Follower fetches (replica id >= 0) arrive with replication (cluster mode).
+* Truncation on fetch (v12+, KIP-320, Kafka's ``Partition.readRecords``): a partition whose
+  ``last_fetched_epoch`` is given and does not end at or after its fetch offset in this
+  replica's leader-epoch cache gets ``diverging_epoch`` {epoch, end offset} and no records
+  (``Partition.diverging_epoch``), answered at once; an epoch this replica cannot place, or
+  a fetch offset below the log start offset, OFFSET_OUT_OF_RANGE.
+* Follower fetches (replica id >= 0) come from ``franz.cluster.replica_fetcher``.
 """
 
 from __future__ import annotations
@@ -110,6 +115,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                     p.fetch_offset,
                     p.partition_max_bytes,
                     getattr(p, "current_leader_epoch", -1),
+                    getattr(p, "last_fetched_epoch", -1),
                 )
             )
     forgotten: list[SessionKey] = []
@@ -229,6 +235,21 @@ def _read(
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
+        if cached.last_fetched_epoch >= 0:
+            try:
+                diverging = partition.diverging_epoch(
+                    cached.fetch_offset, cached.last_fetched_epoch
+                )
+            except Exception as exc:
+                result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
+                result.error_code = error_code_for(exc)
+                errors = True
+                continue
+            if diverging is not None:
+                # KIP-320: no records; the fetcher truncates, then fetches again.
+                result.diverging_epoch = diverging
+                errors = True  # answered at once, as Kafka's hasDivergingEpoch
+                continue
         limit = min(cached.max_bytes, remaining)
         if limit <= 0 and not min_one:
             continue
@@ -308,7 +329,8 @@ def _respond(
     for cached, result in results:
         has_data = bool(result.records)
         changed = cached.changed(result.high_watermark, result.log_start_offset)
-        if plan.incremental and not (has_data or result.error_code or changed):
+        news = has_data or result.error_code or result.diverging_epoch is not None
+        if plan.incremental and not (news or changed):
             continue
         if has_data:
             with_data.append((cached.topic, cached.partition))
