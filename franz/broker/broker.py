@@ -59,6 +59,7 @@ from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
 from franz.clock import Clock, SystemClock
+from franz.cluster.replica_fetcher import ReplicaFetcherConfig, ReplicaFetcherManager
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
@@ -188,6 +189,14 @@ class Broker:
             replica_lag_time_max_ms=config.get("replica.lag.time.max.ms"),
             is_replica_isr_eligible=self.metadata_cache.has_alive_broker,
         )
+        if self.zookeeper_connect is not None:
+            # Followers copy their leaders' logs (Kafka's ReplicaFetcherManager).
+            self.replica_manager.replica_fetcher_manager = ReplicaFetcherManager(
+                ReplicaFetcherConfig.from_broker_config(config.get, self.broker_id),
+                self.replica_manager,
+                self.metadata_cache,
+                lambda: self.broker_epoch,
+            )
         self.topic_manager = TopicManager(
             config,
             self.store,
@@ -496,6 +505,8 @@ class Broker:
         if self.zk_session is not None and self.config.get("controlled.shutdown.enable"):
             await self._controlled_shutdown()
         self.replica_manager.begin_shutdown()
+        if self.replica_manager.replica_fetcher_manager is not None:
+            await self.replica_manager.replica_fetcher_manager.shutdown()
         self.group_coordinator.shutdown()
         await self._leave_zookeeper()
         await self.server.shutdown()

@@ -53,7 +53,7 @@ from typing import Final, Protocol
 from franz.clock import Clock, SystemClock
 from franz.cluster.alter_partition import IsrUpdate, IsrUpdateResult
 from franz.cluster.replica import ReplicaState
-from franz.errors import ErrorCode, NotEnoughReplicasError
+from franz.errors import ErrorCode, NotEnoughReplicasError, OffsetOutOfRangeError
 from franz.storage.files import TopicPartition
 from franz.storage.log import FetchDataInfo, Log, LogAppendInfo
 
@@ -64,6 +64,7 @@ __all__ = [
     "LeaderAndIsrPartitionState",
     "Partition",
     "PendingIsrChange",
+    "end_offset_for_epoch",
 ]
 
 log = logging.getLogger(__name__)
@@ -554,3 +555,95 @@ class Partition:
             max_offset=None if up_to_leo else self.log.high_watermark,
             min_one_message=min_one_message,
         )
+
+    # -- follower --------------------------------------------------------------------------
+
+    def append_records_to_follower(self, records: bytes | memoryview) -> LogAppendInfo:
+        """Append batches fetched from the leader as they are: offsets, leader epochs and
+        bytes kept (``Log.append_as_follower``; Kafka's
+        ``appendRecordsToFollowerOrFutureReplica``)."""
+        return self.log.append_as_follower(records)
+
+    def update_follower_high_watermark(self, leader_hw: int) -> bool:
+        """Follower: HW = min(the leader's HW, this LEO) (Kafka's ``maybeUpdateHighWatermark``,
+        which may also move it down after a truncation); True if it changed."""
+        before = self.log.high_watermark
+        return self.log.update_high_watermark(leader_hw) != before
+
+    def maybe_increment_follower_log_start_offset(self, leader_log_start_offset: int) -> bool:
+        """Follower: the log start offset follows the leader's (retention, DeleteRecords),
+        never past this replica's HW (Kafka's ``maybeIncrementLogStartOffset`` refuses that)."""
+        new_start = min(leader_log_start_offset, self.log.high_watermark)
+        return self.log.maybe_increment_log_start_offset(new_start)
+
+    def truncate_to(self, offset: int) -> bool:
+        """Follower: drop every batch at or after ``offset`` (the leader's log diverged);
+        True if anything was removed."""
+        if offset < self.log.high_watermark:
+            log.warning(
+                "%s: truncating to offset %d, below the high watermark %d",
+                self.topic_partition,
+                offset,
+                self.log.high_watermark,
+            )
+        return self.log.truncate_to(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Follower: drop the whole log and restart it empty at ``offset`` (the leader's log
+        start offset is above this LEO)."""
+        self.log.truncate_fully_and_start_at(offset)
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
+        """(epoch, end offset) of the largest epoch <= ``leader_epoch`` in this replica's
+        leader-epoch cache, the end offset being where the next epoch starts (the LEO for the
+        latest); None when unknown. Kafka's ``UnifiedLog.endOffsetForEpoch`` over
+        ``LeaderEpochFileCache.endOffsetFor``."""
+        return end_offset_for_epoch(
+            [(e.epoch, e.start_offset) for e in self.log.leader_epoch_cache.entries],
+            leader_epoch,
+            self.log.log_end_offset,
+        )
+
+    def diverging_epoch(self, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
+        """Leader side of truncation on fetch (KIP-320, Kafka's ``Partition.readRecords``):
+        the (epoch, end offset) a fetcher must truncate to when its ``last_fetched_epoch``
+        does not end at or after its ``fetch_offset`` here; None when it is consistent.
+
+        ``OffsetOutOfRangeError`` when this replica cannot tell the end of that epoch, or the
+        fetch offset is below the log start offset, as Kafka.
+        """
+        found = self.end_offset_for_epoch(last_fetched_epoch)
+        if found is None:
+            raise OffsetOutOfRangeError(
+                f"could not determine the end offset of the last fetched epoch "
+                f"{last_fetched_epoch} of {self.topic_partition}"
+            )
+        if fetch_offset < self.log.log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"received request for offset {fetch_offset} for partition "
+                f"{self.topic_partition}, but the log start offset is {self.log.log_start_offset}"
+            )
+        epoch, end_offset = found
+        if epoch < last_fetched_epoch or end_offset < fetch_offset:
+            return epoch, end_offset
+        return None
+
+
+def end_offset_for_epoch(
+    entries: list[tuple[int, int]], requested_epoch: int, log_end_offset: int
+) -> tuple[int, int] | None:
+    """Kafka's ``LeaderEpochFileCache.endOffsetFor`` on ``(epoch, start offset)`` entries,
+    None where Kafka answers UNDEFINED_EPOCH_OFFSET: no entries, an undefined (-1) or a
+    newer epoch than any known. A requested epoch below every entry answers itself with the
+    first entry's start offset; else the floor entry's epoch and the next entry's start (the
+    LEO for the latest)."""
+    if not entries or requested_epoch < 0:
+        return None
+    if entries[-1][0] == requested_epoch:
+        return requested_epoch, log_end_offset
+    higher = next((i for i, (epoch, _) in enumerate(entries) if epoch > requested_epoch), None)
+    if higher is None:
+        return None
+    if higher == 0:
+        return requested_epoch, entries[0][1]
+    return entries[higher - 1][0], entries[higher][1]

@@ -54,6 +54,7 @@ from franz.cluster.partition import (
     LeaderAndIsrPartitionState,
     Partition,
 )
+from franz.cluster.replica_fetcher import InitialFetchState, ReplicaFetcherManager
 from franz.errors import (
     ApiError,
     ErrorCode,
@@ -125,6 +126,9 @@ class ReplicaManager:
         #: ``ReplicaManager.controllerEpoch``, starting at ``InitialControllerEpoch``):
         #: requests of an older controller get STALE_CONTROLLER_EPOCH.
         self.controller_epoch = 0
+        #: Cluster mode: the followers' fetchers (``franz.cluster.replica_fetcher``), set by
+        #: the broker; None in embedded mode (no followers).
+        self.replica_fetcher_manager: ReplicaFetcherManager | None = None
 
     def accept_controller_epoch(self, controller_epoch: int) -> bool:
         """Kafka's controller fencing of LeaderAndIsr, UpdateMetadata and StopReplica: False
@@ -222,8 +226,38 @@ class ReplicaManager:
                     new_followers.append(partition)
                 self._complete_delayed_produce(tp)
                 self._wake(tp)
+        self._update_fetchers(new_leaders, new_followers)
         self._notify_leadership(new_leaders, new_followers)
         return errors
+
+    def _update_fetchers(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
+    ) -> None:
+        """Kafka's ``makeLeaders`` / ``makeFollowers``: a new leader stops fetching; a new
+        follower (leader or epoch changed) restarts its fetcher from its LEO, or from its HW
+        when its log has no leader epoch (it truncates there first: ``initialFetchOffset``)."""
+        fetchers = self.replica_fetcher_manager
+        if fetchers is None:
+            return
+        if new_leaders:
+            fetchers.remove_fetcher_for_partitions(p.topic_partition for p in new_leaders)
+        if not new_followers:
+            return
+        fetchers.remove_fetcher_for_partitions(p.topic_partition for p in new_followers)
+        for partition in new_followers:
+            self._wake(partition.topic_partition)  # delayed fetches answer the change now
+        if self.shutting_down:
+            return
+        states: dict[TopicPartition, InitialFetchState] = {}
+        for partition in new_followers:
+            latest = partition.log.leader_epoch_cache.latest_epoch
+            states[partition.topic_partition] = InitialFetchState(
+                leader_id=partition.leader_id,
+                leader_epoch=partition.leader_epoch,
+                fetch_offset=partition.log_end_offset if latest >= 0 else partition.high_watermark,
+                last_fetched_epoch=latest if latest >= 0 else None,
+            )
+        fetchers.add_fetcher_for_partitions(states)
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
         partition_log = self.log_manager.get_or_create_log(
@@ -250,6 +284,8 @@ class ReplicaManager:
         """Stop hosting ``tp`` (``delete``: remove its log too) and tell the leadership
         listeners."""
         partition = self.partitions.pop(tp, None)
+        if self.replica_fetcher_manager is not None:
+            self.replica_fetcher_manager.remove_fetcher_for_partitions([tp])
         self._wake(tp)
         self._complete_delayed_produce(tp)
         if delete:
@@ -267,7 +303,7 @@ class ReplicaManager:
         (``NoEpoch``) or newer than the replica's stops it; an older or equal one is
         FENCED_LEADER_EPOCH. A partition not hosted here is stopped all the same (its log,
         if any, deleted when asked): NONE. Without ``delete_partition`` the replica stays
-        hosted (Kafka only stops its fetcher, and replication is not there yet). A log that
+        hosted and only its fetcher stops, as Kafka. A log that
         cannot be deleted (its dir failed): KAFKA_STORAGE_ERROR.
         """
         errors: dict[TopicPartition, ErrorCode] = {}
@@ -286,6 +322,8 @@ class ReplicaManager:
                 )
                 errors[tp] = ErrorCode.FENCED_LEADER_EPOCH
                 continue
+            if self.replica_fetcher_manager is not None:
+                self.replica_fetcher_manager.remove_fetcher_for_partitions([tp])
             if delete:
                 try:
                     if partition is not None:
@@ -331,6 +369,10 @@ class ReplicaManager:
             if partition.log.high_watermark != hw:
                 self._wake(tp)
         return info
+
+    def wake_waiters(self, tp: TopicPartition) -> None:
+        """A follower appended to ``tp``: its delayed fetches read again."""
+        self._wake(tp)
 
     def on_high_watermark_increment(self, partition: Partition) -> None:
         """The HW of ``partition`` moved outside an append: wake its consumers and try its

@@ -25,11 +25,17 @@
   leader (NOT_LEADER_OR_FOLLOWER from a follower), one at v11+ reads a follower replica up to
   its high watermark, as Kafka (KIP-392, no ``replica.selector``). v16+ responses carry the
   current-leader hints (KIP-951).
+* Truncation on fetch (v12+, KIP-320, Kafka's ``Partition.readRecords``): a partition whose
+  ``last_fetched_epoch`` is given and does not end at or after its fetch offset in this
+  replica's leader-epoch cache gets ``diverging_epoch`` {epoch, end offset} and no records
+  (``Partition.diverging_epoch``), answered at once; an epoch this replica cannot place, or
+  a fetch offset below the log start offset, OFFSET_OUT_OF_RANGE.
 * Follower fetches (replica id >= 0, ``replica_state`` from v15, KIP-903): only from the
   leader and only by a replica assigned to the partition (else NOT_LEADER_OR_FOLLOWER, as
   Kafka's ``followerReplicaOrThrow``); each read records the follower's fetch offset and log
-  start offset on the leader first (``ReplicaManager.update_follower_fetch_state``: ISR
-  expansion, HW), then reads up to the log end offset, not the HW. A follower's long poll
+  start offset on the leader before reading, unless the fetch diverges or is out of range
+  (``ReplicaManager.update_follower_fetch_state``: ISR expansion, HW), then reads up to the
+  log end offset, not the HW. A follower's long poll
   wakes on appends; a consumer's when the HW advances.
 """
 
@@ -118,6 +124,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                     p.fetch_offset,
                     p.partition_max_bytes,
                     getattr(p, "current_leader_epoch", -1),
+                    getattr(p, "last_fetched_epoch", -1),
                     fetcher_log_start_offset=getattr(p, "log_start_offset", -1),
                 )
             )
@@ -233,21 +240,12 @@ def _read(
                 result.aborted_transactions_null = not plan.read_committed
             errors = True
             continue
-        if follower_id >= 0:
-            if not partition.is_follower(follower_id):
-                # Kafka's Partition.followerReplicaOrThrow.
-                result.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
-                result.aborted_transactions_null = not plan.read_committed
-                errors = True
-                continue
-            replica_manager.update_follower_fetch_state(
-                partition,
-                follower_id,
-                cached.fetch_offset,
-                cached.fetcher_log_start_offset,
-                partition.log_end_offset,
-                plan.follower_epoch,
-            )
+        if follower_id >= 0 and not partition.is_follower(follower_id):
+            # Kafka's Partition.followerReplicaOrThrow.
+            result.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            result.aborted_transactions_null = not plan.read_committed
+            errors = True
+            continue
         if plan.version < ZSTD_MIN_VERSION and partition.log.config.compression_type == "zstd":
             # Kafka's KafkaApis.maybeConvertFetchedData: a topic that stores zstd (KIP-110)
             # answers UNSUPPORTED_COMPRESSION_TYPE below v10, with no offsets.
@@ -258,6 +256,35 @@ def _read(
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
+        if cached.last_fetched_epoch >= 0:
+            try:
+                diverging = partition.diverging_epoch(
+                    cached.fetch_offset, cached.last_fetched_epoch
+                )
+            except Exception as exc:
+                result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
+                result.error_code = error_code_for(exc)
+                errors = True
+                continue
+            if diverging is not None:
+                # KIP-320: no records; the fetcher truncates, then fetches again.
+                result.diverging_epoch = diverging
+                errors = True  # answered at once, as Kafka's hasDivergingEpoch
+                continue
+        if follower_id >= 0 and (
+            partition.log_start_offset <= cached.fetch_offset <= partition.log_end_offset
+        ):
+            # Kafka's Partition.fetchRecords: a follower's valid, non-diverging fetch records
+            # its state (ISR expansion, HW) before the read; the response carries the new HW.
+            replica_manager.update_follower_fetch_state(
+                partition,
+                follower_id,
+                cached.fetch_offset,
+                cached.fetcher_log_start_offset,
+                partition.log_end_offset,
+                plan.follower_epoch,
+            )
+            result.high_watermark = result.last_stable_offset = partition.high_watermark
         limit = min(cached.max_bytes, remaining)
         if limit <= 0 and not min_one:
             continue
@@ -348,7 +375,8 @@ def _respond(
     for cached, result in results:
         has_data = bool(result.records)
         changed = cached.changed(result.high_watermark, result.log_start_offset)
-        if plan.incremental and not (has_data or result.error_code or changed):
+        news = has_data or result.error_code or result.diverging_epoch is not None
+        if plan.incremental and not (news or changed):
             continue
         if has_data:
             with_data.append((cached.topic, cached.partition))
