@@ -179,12 +179,9 @@ class Broker:
             on_log_dir_failure=self._on_log_dir_failure,
         )
         self.metadata_cache = MetadataCache(self.broker_id)
-        # Cluster mode has no replica fetcher yet (replication is the next issue): leaders'
-        # high watermarks and acks=all do not wait for followers, which hold empty logs.
         self.replica_manager = ReplicaManager(
             self.log_manager,
             self.broker_id,
-            followers_fetch=self.zookeeper_connect is None,
             clock=self.clock,
             replica_lag_time_max_ms=config.get("replica.lag.time.max.ms"),
             is_replica_isr_eligible=self.metadata_cache.has_alive_broker,

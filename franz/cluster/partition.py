@@ -29,9 +29,6 @@ to the last committed state, other errors leave it pending until the next Leader
 The committed ISR (``isr``) decides ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS before an
 acks=all append; ``check_enough_replicas_reach_offset``: NOT_ENOUGH_REPLICAS_AFTER_APPEND).
 
-Until replication runs, a partition made with ``followers_fetch=False`` (cluster mode
-without the replica fetcher) counts its followers as caught up: HW = the leader's LEO.
-
 Glossary: *maximal ISR*: the ISR the HW waits for (committed ISR + a pending addition).
 
 Leader-epoch fencing (KIP-320) is decided here, once: ``check_current_leader_epoch`` answers
@@ -143,14 +140,11 @@ class Partition:
         log: Log,
         *,
         broker_id: int,
-        followers_fetch: bool = True,
         clock: Clock | None = None,
         replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
         alter_partition_manager: AlterPartitionSubmitter | None = None,
         is_replica_isr_eligible: Callable[[int], bool] | None = None,
     ) -> None:
-        #: False: no replica fetcher runs (module docstring), the HW ignores the followers.
-        self.followers_fetch = followers_fetch
         self.topic_partition = tp
         self.topic_id = topic_id
         self.log = log
@@ -281,7 +275,7 @@ class Partition:
             return False
         log_ = self.log
         new_hw = log_.log_end_offset
-        if self.remote_replicas and self.followers_fetch:
+        if self.remote_replicas:
             if len(self.isr) < self.effective_min_isr:
                 return False
             now = self.clock.wall_ms() if now_ms is None else now_ms
@@ -376,7 +370,7 @@ class Partition:
         """Kafka's ``maybeShrinkIsr`` (the replica manager runs it every half lag time):
         propose removing the out-of-sync followers; True if an AlterPartition was
         submitted."""
-        if not self.is_leader or self.pending_isr is not None or not self.followers_fetch:
+        if not self.is_leader or self.pending_isr is not None:
             return False
         now = self.clock.wall_ms() if now_ms is None else now_ms
         out = self.get_out_of_sync_replicas(now, self.replica_lag_time_max_ms)
@@ -532,7 +526,7 @@ class Partition:
         ``AppendOrigin.Coordinator``. acks=all (``required_acks`` -1) into a committed ISR
         smaller than the effective ``min.insync.replicas``: ``NotEnoughReplicasError``, nothing
         appended (Kafka's ``appendRecordsToLeader``)."""
-        if required_acks == -1 and self.remote_replicas and self.followers_fetch:
+        if required_acks == -1 and self.remote_replicas:
             min_isr = self.effective_min_isr
             if len(self.isr) < min_isr:
                 raise NotEnoughReplicasError(

@@ -95,7 +95,6 @@ class ReplicaManager:
         log_manager: LogManager,
         broker_id: int,
         *,
-        followers_fetch: bool = True,
         clock: Clock | None = None,
         replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
         alter_partition_manager: AlterPartitionSubmitter | None = None,
@@ -114,9 +113,6 @@ class ReplicaManager:
         self._delayed_produce: dict[
             TopicPartition, list[tuple[int, asyncio.Future[ErrorCode]]]
         ] = {}
-        #: False in cluster mode until replication lands: no replica fetcher, so leaders'
-        #: high watermarks do not wait for followers (``Partition``'s docstring).
-        self.followers_fetch = followers_fetch
         self.partitions: dict[TopicPartition, Partition] = {}
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
         #: Set at shutdown: delayed fetches answer at once with what they have.
@@ -270,7 +266,6 @@ class ReplicaManager:
             topic_id,
             partition_log,
             broker_id=self.broker_id,
-            followers_fetch=self.followers_fetch,
             clock=self.clock,
             replica_lag_time_max_ms=self.replica_lag_time_max_ms,
             alter_partition_manager=self.alter_partition_manager,
