@@ -59,6 +59,7 @@ from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
 from franz.clock import Clock, SystemClock
+from franz.cluster.alter_partition import AlterPartitionManager
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
@@ -183,6 +184,16 @@ class Broker:
             self.log_manager, self.broker_id, followers_fetch=self.zookeeper_connect is None
         )
         self.metadata_cache = MetadataCache(self.broker_id)
+        #: Cluster mode: how partition leaders send ISR changes to the controller (started
+        #: once registered, so that the broker epoch exists).
+        self.alter_partition_manager: AlterPartitionManager | None = None
+        if self.zookeeper_connect is not None:
+            self.alter_partition_manager = AlterPartitionManager(
+                self.broker_id,
+                self.metadata_cache,
+                lambda: self.broker_epoch,
+                request_timeout=config.get("controller.socket.timeout.ms") / 1000,
+            )
         self.topic_manager = TopicManager(
             config,
             self.store,
@@ -324,8 +335,13 @@ class Broker:
         self.controller.on_fenced = self.zk_session.resign
         self.controller.start()
         await self.zk_session.start()
+        if self.alter_partition_manager is not None:
+            self.alter_partition_manager.listener = inter_broker
+            self.alter_partition_manager.start()
 
     async def _leave_zookeeper(self) -> None:
+        if self.alter_partition_manager is not None:
+            await self.alter_partition_manager.shutdown()
         if self.zk_session is not None:
             await self.zk_session.stop()
         if self.controller is not None:
