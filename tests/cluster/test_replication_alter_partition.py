@@ -413,6 +413,44 @@ def test_manager_retries_until_it_finds_the_controller(roles: Roles) -> None:
     assert state(cluster)[0]["isr"] == [roles.a, roles.b]
 
 
+def test_manager_resends_after_stale_broker_epoch_with_the_current_epoch(roles: Roles) -> None:
+    """A top-level STALE_BROKER_EPOCH (the controller has not seen a new registration yet) is
+    retried after 50 ms with the broker epoch read again; without a topic id the request is
+    v1, naming the topic."""
+    cluster = roles.cluster
+    current, version = state(cluster)
+    epochs = [broker_epoch(cluster, roles.a) - 1, broker_epoch(cluster, roles.a)]
+
+    async def run() -> tuple[IsrUpdateResult, int]:
+        manager = AlterPartitionManager(
+            roles.a,
+            cache_for(cluster, roles.c),
+            lambda: epochs[0] if len(epochs) > 1 else epochs[-1],
+        )
+        manager.start()
+        try:
+            update = IsrUpdate(current["leader_epoch"], (roles.a, roles.b, roles.c), 0, version)
+            future = manager.submit(TP, uuid.UUID(int=0), update)
+            while manager.requests_answered < 1:
+                await asyncio.sleep(0.01)
+            epochs.pop(0)  # the registration the controller knows
+            return await asyncio.wait_for(future, 60), manager.requests_answered
+        finally:
+            await manager.shutdown()
+
+    result, answered = asyncio.run(run())
+    assert answered >= 2
+    assert result == IsrUpdateResult(
+        ErrorCode.NONE,
+        roles.a,
+        current["leader_epoch"],
+        (roles.a, roles.b, roles.c),
+        0,
+        version + 1,
+    )
+    assert state(cluster) == ({**current, "isr": [roles.a, roles.b, roles.c]}, version + 1)
+
+
 def test_controller_failover_while_an_item_is_pending(roles: Roles) -> None:
     """The controller dies; the leader's item waits, retried, until the metadata names the new
     controller, which answers it (with the state the failover left)."""
