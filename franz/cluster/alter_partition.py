@@ -37,6 +37,9 @@ Kafka's:
   to its last committed ISR (Kafka's ``Partition.handleAlterPartitionError``). A partition the
   response omits stays pending and is sent again.
 
+Embedded mode: ``local`` is the in-process controller (the broker's ``LocalController``
+through the AlterPartition handler's conversions): the same requests and responses, no socket.
+
 Concurrency: everything runs on the broker's loop; one task sends, and nothing waits on I/O
 outside it. ``shutdown`` stops the task, closes the connection and resolves every pending
 item with OPERATION_NOT_ATTEMPTED (Kafka simply drops them; a future left pending forever
@@ -50,7 +53,7 @@ import contextlib
 import logging
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -138,8 +141,11 @@ class AlterPartitionManager:
         retry_backoff: float = 0.05,
         retry_backoff_max: float = 1.0,
         rand: Callable[[], float] = random.random,
+        local: Callable[[Any], Awaitable[Any]] | None = None,
     ) -> None:
         self.broker_id = broker_id
+        #: Embedded mode: takes the request entity, returns the response entity.
+        self.local = local
         self.metadata_cache = metadata_cache
         self.broker_epoch = broker_epoch
         self.listener = listener
@@ -248,12 +254,19 @@ class AlterPartitionManager:
             self._failures += 1
 
     def _controller_node(self) -> Node | None:
+        if self.local is not None:
+            return Node(self.broker_id, "", 0)  # in process
         controller_id = self.metadata_cache.controller_id
         if controller_id is None:
             return None
         return self.metadata_cache.alive_broker_node(controller_id, self.listener)
 
     async def _send(self, node: Node, items: list[_Item]) -> tuple[Any, int]:
+        use_ids = all(item.topic_id not in (None, _ZERO_UUID) for item in items)
+        highest = ALTER_PARTITION_VERSION if use_ids else _NAMED_TOPICS_VERSION
+        if self.local is not None:
+            request = build_request(highest, self.broker_id, self.broker_epoch(), items)
+            return await self.local(request), highest
         connection = self._connection
         if connection is None or connection.closed or node != self._controller:
             self._close_connection("the controller moved")
@@ -266,8 +279,6 @@ class AlterPartitionManager:
                 request_timeout=self.request_timeout,
             )
             self._connection, self._controller = connection, node
-        use_ids = all(item.topic_id not in (None, _ZERO_UUID) for item in items)
-        highest = ALTER_PARTITION_VERSION if use_ids else _NAMED_TOPICS_VERSION
         version = connection.version_for(ApiKey.ALTER_PARTITION, highest)
         request = build_request(version, self.broker_id, self.broker_epoch(), items)
         return await connection.send(request), version

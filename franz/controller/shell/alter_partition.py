@@ -51,7 +51,7 @@ from franz.metadata.zookeeper import BadVersionError, ZooKeeperError
 if TYPE_CHECKING:
     from franz.controller.shell.controller import Controller
 
-__all__ = ["AlterPartitionResult", "answer", "process_alter_partition"]
+__all__ = ["AlterPartitionResult", "answer", "group_outcomes", "process_alter_partition"]
 
 log = logging.getLogger("franz.controller.shell.controller")
 
@@ -127,10 +127,10 @@ async def process_alter_partition(
         )
     if plan.partitions:
         controller.send_update_metadata(ctx.live_or_shutting_down_broker_ids, plan.partitions)
-    return _result(request.version, plan, outcomes, ctx.topic_ids)
+    return group_outcomes(request.version, plan, outcomes, ctx.topic_ids)
 
 
-def _result(
+def group_outcomes(
     version: int,
     plan: AlterPartitionPlan,
     outcomes: dict[TopicPartition, PartitionOutcome],
