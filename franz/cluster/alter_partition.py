@@ -216,7 +216,13 @@ class AlterPartitionManager:
             if not self._unsent:
                 continue
             items = list(self._unsent.values())
-            error = await self._send_until_answered(items)
+            try:
+                error = await self._send_until_answered(items)
+            except Exception:
+                # A bug, or an answer that does not make sense: keep the items, try later.
+                log.exception("AlterPartition to the controller failed")
+                self._close_connection("failed")
+                error = ErrorCode.UNKNOWN_SERVER_ERROR
             if self._unsent:
                 if error != ErrorCode.NONE:
                     await asyncio.sleep(_TOP_LEVEL_ERROR_RETRY)
@@ -238,7 +244,7 @@ class AlterPartitionManager:
                     log.info("AlterPartition to controller %d failed: %s", node.id, exc)
                     self._close_connection(str(exc))
                 else:
-                    error = ErrorCode(int(response.error_code))
+                    error = _error_code(response.error_code)
                     if error != ErrorCode.NOT_CONTROLLER:
                         self._failures = 0
                         self.requests_answered += 1
@@ -291,7 +297,7 @@ class AlterPartitionManager:
 
     def _handle_response(self, response: Any, version: int, items: list[_Item]) -> ErrorCode:
         """Kafka's ``handleAlterPartitionResponse``: resolve the partitions answered."""
-        error = ErrorCode(int(response.error_code))
+        error = _error_code(response.error_code)
         if error == ErrorCode.STALE_BROKER_EPOCH:
             log.warning("Broker had a stale broker epoch (%d), retrying.", self.broker_epoch())
             return error
@@ -322,8 +328,17 @@ class AlterPartitionManager:
         return ErrorCode.NONE
 
 
+def _error_code(value: Any) -> ErrorCode:
+    """The protocol's code; one Franz does not know is UNKNOWN_SERVER_ERROR (Kafka's
+    ``Errors.forCode``)."""
+    try:
+        return ErrorCode(int(value))
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
 def _result(p: Any) -> IsrUpdateResult:
-    error = ErrorCode(int(p.error_code))
+    error = _error_code(p.error_code)
     if error != ErrorCode.NONE:
         return IsrUpdateResult.failed(error)
     recovery = int(getattr(p, "leader_recovery_state", 0))
