@@ -88,7 +88,7 @@ def produce_all(bootstrap: str, records: list[tuple[str, int | None, bytes]]) ->
         else:
             producer.produce(topic, value, partition=partition, on_delivery=delivered)
     assert producer.flush(60) == 0
-    assert errors == []
+    assert errors == [], errors
 
 
 def broker_props(broker_id: int, zk_connect: str) -> dict[str, str]:
