@@ -36,6 +36,7 @@ __all__ = [
     "InvalidTopicError",
     "KafkaStorageError",
     "LogDirLockedError",
+    "NotEnoughReplicasError",
     "NotLeaderOrFollowerError",
     "OffsetOutOfRangeError",
     "OutOfOrderSequenceError",
@@ -615,6 +616,12 @@ class InvalidTopicError(ApiError):
     """The topic name is invalid (bad characters, too long, reserved, ...)."""
 
     code = ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+class NotEnoughReplicasError(ApiError):
+    """acks=all into an ISR smaller than ``min.insync.replicas`` (nothing was appended)."""
+
+    code = ErrorCode.NOT_ENOUGH_REPLICAS
 
 
 class RequestTimedOutError(ApiError):

@@ -32,7 +32,10 @@ Schema rules followed (Kafka's ``generator/`` semantics):
   ``uuid`` is ``uuid.UUID | None`` as in kio (the zero UUID reads as ``None``);
 * ``default`` becomes the dataclass default; fields without one are required.
 * tagged fields do not occur in the versions generated; the script refuses them rather
-  than guess.
+  than guess;
+* a nested struct of the response named like one of the request (AlterPartition's
+  ``TopicData`` and ``PartitionData``) is emitted as ``Response<Name>``: both live in one
+  module, and kio's codec introspects types, never their names.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ TARGETS = (
             ("StopReplica", "stop_replica", None),
             ("UpdateMetadata", "update_metadata", None),
             ("ControlledShutdown", "controlled_shutdown", None),
+            ("AlterPartition", "alter_partition", None),
         ),
         "inter-broker entities",
     ),
@@ -125,6 +129,11 @@ class Context:
     structs: dict[str, list[dict[str, Any]]]
     emitted: list[str]
     imports: set[str]
+    #: struct name in the schema -> class name emitted (collisions with the request's).
+    renames: dict[str, str]
+
+    def class_name(self, struct: str) -> str:
+        return self.renames.get(struct, struct)
 
 
 def struct_index(schema: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -159,7 +168,8 @@ def field_line(ctx: Context, field: dict[str, Any]) -> str:
     default = field.get("default")
     if inner in ctx.structs:
         emit_struct(ctx, inner)
-        annotation = f"tuple[{inner}, ...]" if is_array else inner
+        cls = ctx.class_name(inner)
+        annotation = f"tuple[{cls}, ...]" if is_array else cls
         if nullable:
             annotation += " | None"
         return f"    {name}: {annotation}"
@@ -224,19 +234,23 @@ def class_block(ctx: Context, name: str, kind: str, fields: list[dict[str, Any]]
 
 
 def emit_struct(ctx: Context, name: str) -> None:
-    marker = f"class {name}:"
+    marker = f"class {ctx.class_name(name)}:"
     if any(marker in block for block in ctx.emitted):
         return
     # Children are emitted first: kio introspects real types, not string annotations.
-    block = class_block(ctx, name, "nested", ctx.structs[name])
+    block = class_block(ctx, ctx.class_name(name), "nested", ctx.structs[name])
     ctx.emitted.append(block)
 
 
-def generate_message(schema: dict[str, Any], version: int) -> tuple[str, set[str]]:
+def generate_message(
+    schema: dict[str, Any], version: int, renames: dict[str, str] | None = None
+) -> tuple[str, set[str]]:
     is_request = schema["type"] == "request"
     flexible = in_range(schema["flexibleVersions"], version)
     header = "RequestHeader" if is_request else "ResponseHeader"
-    ctx = Context(schema, version, flexible, header, struct_index(schema), [], set())
+    ctx = Context(
+        schema, version, flexible, header, struct_index(schema), [], set(), dict(renames or {})
+    )
     if is_request:
         ctx.imports.add(
             f"from kio.schema.request_header.v{2 if flexible else 1}.header import RequestHeader"
@@ -264,7 +278,10 @@ def generate_module(
     stem: str, request: dict[str, Any], response: dict[str, Any], version: int
 ) -> str:
     req_body, req_imports = generate_message(request, version)
-    resp_body, resp_imports = generate_message(response, version)
+    shared = set(struct_index(request)) & set(struct_index(response))
+    resp_body, resp_imports = generate_message(
+        response, version, {name: f"Response{name}" for name in shared}
+    )
     imports = req_imports | resp_imports
     imports |= {
         "from dataclasses import dataclass, field",

@@ -48,27 +48,31 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from franz.broker.cluster_topics import ClusterTopicAdmin
 from franz.broker.controlled_shutdown import ControlledShutdownConfig, controlled_shutdown
 from franz.broker.dispatcher import Dispatcher
 from franz.broker.dynamic_config import DynamicBrokerConfig
 from franz.broker.fetch_session import FetchSessionCache
+from franz.broker.handlers import alter_partition as alter_partition_handler
 from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
 from franz.clock import Clock, SystemClock
+from franz.cluster.alter_partition import AlterPartitionManager
+from franz.cluster.replica_fetcher import ReplicaFetcherConfig, ReplicaFetcherManager
 from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
 from franz.controller.shell.auto_rebalance import AutoRebalanceConfig
+from franz.controller.shell.alter_partition import AlterPartitionResult
 from franz.controller.shell.controller import Controller
 from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
-from franz.errors import InvalidConfigurationError
+from franz.errors import ErrorCode, InvalidConfigurationError
 from franz.metadata.cache import MetadataCache
 from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.local import LocalMetadataStore
@@ -81,7 +85,9 @@ from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.network.limits import parse_per_ip_overrides
 from franz.network.sender import SenderConfig
 from franz.network.server import SocketServer, SocketServerConfig
+from franz.protocol.api_keys import ApiKey
 from franz.protocol.kafka_uuid import uuid_to_str
+from franz.protocol.messages import build_response
 from franz.protocol.records.compression import CompressionType
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_manager import LogManager
@@ -178,12 +184,33 @@ class Broker:
             on_all_dirs_failed=self._halt_on_storage_failure,
             on_log_dir_failure=self._on_log_dir_failure,
         )
-        # Cluster mode has no replica fetcher yet (replication is the next issue): leaders'
-        # high watermarks and acks=all do not wait for followers, which hold empty logs.
-        self.replica_manager = ReplicaManager(
-            self.log_manager, self.broker_id, followers_fetch=self.zookeeper_connect is None
-        )
         self.metadata_cache = MetadataCache(self.broker_id)
+        #: How partition leaders send ISR changes to the controller: over the network in
+        #: cluster mode (started once registered, so that the broker epoch exists), to the
+        #: embedded controller in process otherwise.
+        self.alter_partition_manager = AlterPartitionManager(
+            self.broker_id,
+            self.metadata_cache,
+            lambda: self.broker_epoch,
+            request_timeout=config.get("controller.socket.timeout.ms") / 1000,
+            local=self._local_alter_partition if self.zookeeper_connect is None else None,
+        )
+        self.replica_manager = ReplicaManager(
+            self.log_manager,
+            self.broker_id,
+            clock=self.clock,
+            replica_lag_time_max_ms=config.get("replica.lag.time.max.ms"),
+            alter_partition_manager=self.alter_partition_manager,
+            is_replica_isr_eligible=self.metadata_cache.has_alive_broker,
+        )
+        if self.zookeeper_connect is not None:
+            # Followers copy their leaders' logs (Kafka's ReplicaFetcherManager).
+            self.replica_manager.replica_fetcher_manager = ReplicaFetcherManager(
+                ReplicaFetcherConfig.from_broker_config(config.get, self.broker_id),
+                self.replica_manager,
+                self.metadata_cache,
+                lambda: self.broker_epoch,
+            )
         self.topic_manager = TopicManager(
             config,
             self.store,
@@ -239,6 +266,7 @@ class Broker:
             Dispatcher(self),
         )
         self._ticker: asyncio.Task[None] | None = None
+        self._isr_expiration: asyncio.Task[None] | None = None
         self._started = False
         self._halting = False
 
@@ -326,8 +354,11 @@ class Broker:
         self.controller.on_fenced = self.zk_session.resign
         self.controller.start()
         await self.zk_session.start()
+        self.alter_partition_manager.listener = inter_broker
+        self.alter_partition_manager.start()
 
     async def _leave_zookeeper(self) -> None:
+        await self.alter_partition_manager.shutdown()
         if self.zk_session is not None:
             await self.zk_session.stop()
         if self.controller is not None:
@@ -380,6 +411,17 @@ class Broker:
             log.exception("could not write the log dir event notification")
             return
         log.info("log dir event notification %s written", path)
+
+    async def _local_alter_partition(self, request: Any) -> Any:
+        """Embedded mode: an AlterPartition to the embedded controller, in process."""
+        controller = self.topic_manager.controller
+        if controller is None:
+            result = AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
+        else:
+            result = controller.alter_partition(alter_partition_handler.request_data(request))
+        version = int(type(request).__version__)
+        body = alter_partition_handler.response_body(result)
+        return build_response(ApiKey.ALTER_PARTITION, version, body)
 
     def _publish_live_brokers(self) -> None:
         """Embedded mode, once listening (the endpoint carries the bound port): the
@@ -445,6 +487,7 @@ class Broker:
             await self.server.start()
             if self.zk is None:
                 self._publish_live_brokers()
+                self.alter_partition_manager.start()
             else:
                 await self._register_and_elect()
         except BaseException:
@@ -453,6 +496,10 @@ class Broker:
             self.log_manager.shutdown()
             raise
         self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        if self.zk is not None:
+            self._isr_expiration = asyncio.get_running_loop().create_task(
+                self.replica_manager.run_isr_expiration()
+            )
         self._started = True
         log.info(
             "franz broker %d started: listener %s, log dirs %s, %d partition(s), %s",
@@ -488,13 +535,16 @@ class Broker:
         if self.zk_session is not None and self.config.get("controlled.shutdown.enable"):
             await self._controlled_shutdown()
         self.replica_manager.begin_shutdown()
+        if self.replica_manager.replica_fetcher_manager is not None:
+            await self.replica_manager.replica_fetcher_manager.shutdown()
         self.group_coordinator.shutdown()
         await self._leave_zookeeper()
         await self.server.shutdown()
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
+        for task in (self._ticker, self._isr_expiration):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         self.log_manager.shutdown()
         log.info("franz broker %d stopped", self.broker_id)
 

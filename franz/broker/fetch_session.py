@@ -46,9 +46,13 @@ class CachedPartition:
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int = -1
+    #: v12+ (KIP-320): the epoch of the last batch the fetcher has; -1: none given.
+    last_fetched_epoch: int = -1
     #: What the last response said (-1: never sent).
     high_watermark: int = -1
     log_start_offset: int = -1
+    #: A follower's own log start offset, from its request (v5+).
+    fetcher_log_start_offset: int = -1
 
     def changed(self, high_watermark: int, log_start_offset: int) -> bool:
         """Record what is being sent; True if it differs from what was sent before."""
@@ -74,6 +78,8 @@ class FetchSession:
             existing.fetch_offset = cached.fetch_offset
             existing.max_bytes = cached.max_bytes
             existing.current_leader_epoch = cached.current_leader_epoch
+            existing.fetcher_log_start_offset = cached.fetcher_log_start_offset
+            existing.last_fetched_epoch = cached.last_fetched_epoch
 
     def forget(self, key: SessionKey) -> None:
         self.partitions.pop(key, None)

@@ -8,9 +8,23 @@ embedded single node's own controller (``franz.controller.shell.local``, deliver
 process) and, in cluster mode, the LeaderAndIsr requests of the ZooKeeper-elected
 controller.
 
-Delayed fetches: a Fetch that found fewer than ``min_bytes`` waits on the partitions it reads
-(``wait_for_appends``); every append to a partition wakes its waiters at once, so a
-long-polling consumer sees a record within one event-loop turn of its append.
+Delayed fetches (Kafka's fetch purgatory, keyed by partition): a Fetch that found fewer than
+``min_bytes`` waits on the partitions it reads (``wait_for_appends``). A follower's wakes on
+every append to a partition it replicates; a consumer's when the partition's high watermark
+advances (on the append itself when the ISR is this broker alone, so a long-polling consumer
+sees a record within one event-loop turn of its append; else when a follower's fetch or an
+ISR change moves it).
+
+Delayed produce (Kafka's ``DelayedProduce``): an acks=all Produce whose batches are not yet
+below the high watermark waits in ``wait_for_replication`` until each partition's HW reaches
+its required offset (``Partition.check_enough_replicas_reach_offset``: NONE, or
+NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below ``min.insync.replicas``), the
+request's timeout (REQUEST_TIMED_OUT) or the loss of leadership (NOT_LEADER_OR_FOLLOWER).
+Produces that are complete at once (ISR = {self}) create nothing.
+
+ISR expiration (Kafka's ``isr-expiration`` task): every ``replica.lag.time.max.ms / 2`` the
+leaders with followers look for out-of-sync ones (``Partition.maybe_shrink_isr``),
+``run_isr_expiration``.
 
 Leadership listeners (Kafka's ``onLeadershipChange`` callback of ``becomeLeaderOrFollower``,
 and the ``groupCoordinator.onResignation`` calls of ``handleStopReplicaRequest``): objects
@@ -30,10 +44,17 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
+from franz.clock import Clock, SystemClock
+from franz.cluster.partition import (
+    DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+    AlterPartitionSubmitter,
+    LeaderAndIsrPartitionState,
+    Partition,
+)
+from franz.cluster.replica_fetcher import InitialFetchState, ReplicaFetcherManager
 from franz.errors import (
     ApiError,
     ErrorCode,
@@ -70,13 +91,28 @@ class LeadershipListener(Protocol):
 
 class ReplicaManager:
     def __init__(
-        self, log_manager: LogManager, broker_id: int, *, followers_fetch: bool = True
+        self,
+        log_manager: LogManager,
+        broker_id: int,
+        *,
+        clock: Clock | None = None,
+        replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+        alter_partition_manager: AlterPartitionSubmitter | None = None,
+        is_replica_isr_eligible: Callable[[int], bool] | None = None,
     ) -> None:
         self.log_manager = log_manager
         self.broker_id = broker_id
-        #: False in cluster mode until replication lands: no replica fetcher, so leaders'
-        #: high watermarks do not wait for followers (``Partition``'s docstring).
-        self.followers_fetch = followers_fetch
+        self.clock: Clock = clock or SystemClock()
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        #: Set by the broker in cluster mode (i-alter's ``AlterPartitionManager``).
+        self.alter_partition_manager = alter_partition_manager
+        self.is_replica_isr_eligible = is_replica_isr_eligible
+        #: Followers' delayed fetches, woken by appends.
+        self._follower_waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
+        #: Delayed acks=all produces: per partition, (required offset, future of the error).
+        self._delayed_produce: dict[
+            TopicPartition, list[tuple[int, asyncio.Future[ErrorCode]]]
+        ] = {}
         self.partitions: dict[TopicPartition, Partition] = {}
         self._waiters: dict[TopicPartition, list[asyncio.Future[None]]] = {}
         #: Set at shutdown: delayed fetches answer at once with what they have.
@@ -86,6 +122,9 @@ class ReplicaManager:
         #: ``ReplicaManager.controllerEpoch``, starting at ``InitialControllerEpoch``):
         #: requests of an older controller get STALE_CONTROLLER_EPOCH.
         self.controller_epoch = 0
+        #: Cluster mode: the followers' fetchers (``franz.cluster.replica_fetcher``), set by
+        #: the broker; None in embedded mode (no followers).
+        self.replica_fetcher_manager: ReplicaFetcherManager | None = None
 
     def accept_controller_epoch(self, controller_epoch: int) -> bool:
         """Kafka's controller fencing of LeaderAndIsr, UpdateMetadata and StopReplica: False
@@ -178,10 +217,43 @@ class ReplicaManager:
                 epoch_before = partition.leader_epoch
                 if partition.make_leader(state) or state.leader_epoch != epoch_before:
                     new_leaders.append(partition)
-            elif partition.make_follower(state):
-                new_followers.append(partition)
+            else:
+                if partition.make_follower(state):
+                    new_followers.append(partition)
+                self._complete_delayed_produce(tp)
+                self._wake(tp)
+        self._update_fetchers(new_leaders, new_followers)
         self._notify_leadership(new_leaders, new_followers)
         return errors
+
+    def _update_fetchers(
+        self, new_leaders: Sequence[Partition], new_followers: Sequence[Partition]
+    ) -> None:
+        """Kafka's ``makeLeaders`` / ``makeFollowers``: a new leader stops fetching; a new
+        follower (leader or epoch changed) restarts its fetcher from its LEO, or from its HW
+        when its log has no leader epoch (it truncates there first: ``initialFetchOffset``)."""
+        fetchers = self.replica_fetcher_manager
+        if fetchers is None:
+            return
+        if new_leaders:
+            fetchers.remove_fetcher_for_partitions(p.topic_partition for p in new_leaders)
+        if not new_followers:
+            return
+        fetchers.remove_fetcher_for_partitions(p.topic_partition for p in new_followers)
+        for partition in new_followers:
+            self._wake(partition.topic_partition)  # delayed fetches answer the change now
+        if self.shutting_down:
+            return
+        states: dict[TopicPartition, InitialFetchState] = {}
+        for partition in new_followers:
+            latest = partition.log.leader_epoch_cache.latest_epoch
+            states[partition.topic_partition] = InitialFetchState(
+                leader_id=partition.leader_id,
+                leader_epoch=partition.leader_epoch,
+                fetch_offset=partition.log_end_offset if latest >= 0 else partition.high_watermark,
+                last_fetched_epoch=latest if latest >= 0 else None,
+            )
+        fetchers.add_fetcher_for_partitions(states)
 
     def _create_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
         partition_log = self.log_manager.get_or_create_log(
@@ -194,8 +266,12 @@ class ReplicaManager:
             topic_id,
             partition_log,
             broker_id=self.broker_id,
-            followers_fetch=self.followers_fetch,
+            clock=self.clock,
+            replica_lag_time_max_ms=self.replica_lag_time_max_ms,
+            alter_partition_manager=self.alter_partition_manager,
+            is_replica_isr_eligible=self.is_replica_isr_eligible,
         )
+        partition.on_high_watermark_increment = self.on_high_watermark_increment
         self.partitions[tp] = partition
         return partition
 
@@ -203,7 +279,10 @@ class ReplicaManager:
         """Stop hosting ``tp`` (``delete``: remove its log too) and tell the leadership
         listeners."""
         partition = self.partitions.pop(tp, None)
+        if self.replica_fetcher_manager is not None:
+            self.replica_fetcher_manager.remove_fetcher_for_partitions([tp])
         self._wake(tp)
+        self._complete_delayed_produce(tp)
         if delete:
             self.log_manager.delete_log(tp)
         if partition is not None:
@@ -219,7 +298,7 @@ class ReplicaManager:
         (``NoEpoch``) or newer than the replica's stops it; an older or equal one is
         FENCED_LEADER_EPOCH. A partition not hosted here is stopped all the same (its log,
         if any, deleted when asked): NONE. Without ``delete_partition`` the replica stays
-        hosted (Kafka only stops its fetcher, and replication is not there yet). A log that
+        hosted and only its fetcher stops, as Kafka. A log that
         cannot be deleted (its dir failed): KAFKA_STORAGE_ERROR.
         """
         errors: dict[TopicPartition, ErrorCode] = {}
@@ -238,6 +317,8 @@ class ReplicaManager:
                 )
                 errors[tp] = ErrorCode.FENCED_LEADER_EPOCH
                 continue
+            if self.replica_fetcher_manager is not None:
+                self.replica_fetcher_manager.remove_fetcher_for_partitions([tp])
             if delete:
                 try:
                     if partition is not None:
@@ -263,16 +344,149 @@ class ReplicaManager:
         return partition
 
     def append(
-        self, tp: TopicPartition, records: bytes | memoryview, *, from_client: bool = True
+        self,
+        tp: TopicPartition,
+        records: bytes | memoryview,
+        *,
+        from_client: bool = True,
+        required_acks: int = 1,
     ) -> LogAppendInfo:
-        """Append to the leader replica and wake fetchers waiting on ``tp``."""
-        info = self.get_partition(tp).append_records_to_leader(records, from_client=from_client)
+        """Append to the leader replica; wake followers waiting on ``tp``, and consumers and
+        delayed produces if the HW moved."""
+        partition = self.get_partition(tp)
+        hw = partition.log.high_watermark
+        info = partition.append_records_to_leader(
+            records, from_client=from_client, required_acks=required_acks
+        )
         if info.batch_count:
-            self._wake(tp)
+            if self._follower_waiters:
+                self._wake_followers(tp)
+            if partition.log.high_watermark != hw:
+                self._wake(tp)
         return info
+
+    def wake_waiters(self, tp: TopicPartition) -> None:
+        """A follower appended to ``tp``: its delayed fetches read again."""
+        self._wake(tp)
+
+    def on_high_watermark_increment(self, partition: Partition) -> None:
+        """The HW of ``partition`` moved outside an append: wake its consumers and try its
+        delayed produces (Kafka's ``tryCompleteDelayedRequests``)."""
+        tp = partition.topic_partition
+        self._wake(tp)
+        self._try_complete_delayed_produce(partition)
+
+    def update_follower_fetch_state(
+        self,
+        partition: Partition,
+        replica_id: int,
+        fetch_offset: int,
+        log_start_offset: int,
+        leader_end_offset: int,
+        broker_epoch: int = -1,
+    ) -> None:
+        """A follower's fetch of ``partition`` (the Fetch handler's follower path)."""
+        if partition.update_follower_fetch_state(
+            replica_id,
+            fetch_offset,
+            log_start_offset,
+            self.clock.wall_ms(),
+            leader_end_offset,
+            broker_epoch,
+        ):
+            self.on_high_watermark_increment(partition)
+
+    # -- delayed produce -------------------------------------------------------------------
+
+    def replication_done(self, tp: TopicPartition, required_offset: int) -> ErrorCode | None:
+        """The outcome of an acks=all append of ``tp`` up to ``required_offset`` (last
+        offset + 1) if already decided, else None (the produce must wait)."""
+        partition = self.partitions.get(tp)
+        if partition is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        done, error = partition.check_enough_replicas_reach_offset(required_offset)
+        return error if done else None
+
+    async def wait_for_replication(
+        self, required: Mapping[TopicPartition, int], timeout_ms: int
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Wait for each partition's HW to reach its required offset (module docstring);
+        partitions still waiting after ``timeout_ms`` get REQUEST_TIMED_OUT."""
+        loop = asyncio.get_running_loop()
+        futures: dict[TopicPartition, asyncio.Future[ErrorCode]] = {}
+        for tp, offset in required.items():
+            future: asyncio.Future[ErrorCode] = loop.create_future()
+            futures[tp] = future
+            self._delayed_produce.setdefault(tp, []).append((offset, future))
+            # The HW may have moved between the append and now.
+            outcome = self.replication_done(tp, offset)
+            if outcome is not None:
+                future.set_result(outcome)
+        try:
+            pending = [f for f in futures.values() if not f.done()]
+            if pending and not self.shutting_down:
+                await asyncio.wait(pending, timeout=max(timeout_ms, 0) / 1000)
+        finally:
+            for tp, future in futures.items():
+                entries = self._delayed_produce.get(tp)
+                if entries is not None:
+                    entries[:] = [e for e in entries if e[1] is not future]
+                    if not entries:
+                        del self._delayed_produce[tp]
+        return {
+            tp: future.result() if future.done() else ErrorCode.REQUEST_TIMED_OUT
+            for tp, future in futures.items()
+        }
+
+    def _try_complete_delayed_produce(self, partition: Partition) -> None:
+        entries = self._delayed_produce.get(partition.topic_partition)
+        if not entries:
+            return
+        for offset, future in entries:
+            if future.done():
+                continue
+            done, error = partition.check_enough_replicas_reach_offset(offset)
+            if done:
+                future.set_result(error)
+
+    def _complete_delayed_produce(
+        self, tp: TopicPartition, error: ErrorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER
+    ) -> None:
+        for _offset, future in self._delayed_produce.get(tp, ()):
+            if not future.done():
+                future.set_result(error)
+
+    # -- ISR expiration --------------------------------------------------------------------
+
+    def maybe_shrink_isrs(self) -> None:
+        """One round of Kafka's ``maybeShrinkIsr`` over the leaders with followers."""
+        now = self.clock.wall_ms()
+        for partition in list(self.partitions.values()):
+            if partition.remote_replicas and partition.is_leader:
+                try:
+                    partition.maybe_shrink_isr(now)
+                except Exception:
+                    log.exception("ISR shrink check of %s failed", partition.topic_partition)
+
+    async def run_isr_expiration(self) -> None:
+        """Kafka's ``isr-expiration`` task: ``maybe_shrink_isrs`` every half lag time, until
+        cancelled."""
+        interval_s = max(self.replica_lag_time_max_ms / 2, 1) / 1000
+        while not self.shutting_down:
+            await asyncio.sleep(interval_s)
+            self.maybe_shrink_isrs()
+
+    # -- delayed fetch ---------------------------------------------------------------------
 
     def _wake(self, tp: TopicPartition) -> None:
         waiters = self._waiters.pop(tp, None)
+        if waiters:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    def _wake_followers(self, tp: TopicPartition) -> None:
+        waiters = self._follower_waiters.pop(tp, None)
         if waiters:
             for waiter in waiters:
                 if not waiter.done():
@@ -283,16 +497,24 @@ class ReplicaManager:
         self.shutting_down = True
         for tp in list(self._waiters):
             self._wake(tp)
+        for tp in list(self._follower_waiters):
+            self._wake_followers(tp)
+        for tp in list(self._delayed_produce):
+            self._complete_delayed_produce(tp)
 
-    async def wait_for_appends(self, tps: Iterable[TopicPartition], timeout_s: float) -> bool:
-        """Wait until one of ``tps`` gets an append, or ``timeout_s``; True if woken."""
+    async def wait_for_appends(
+        self, tps: Iterable[TopicPartition], timeout_s: float, *, follower: bool = False
+    ) -> bool:
+        """Wait until the HW of one of ``tps`` advances (``follower``: until one gets an
+        append), or ``timeout_s``; True if woken."""
         if timeout_s <= 0 or self.shutting_down:
             return False
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
         keys = list(tps)
+        waiting = self._follower_waiters if follower else self._waiters
         for tp in keys:
-            self._waiters.setdefault(tp, []).append(waiter)
+            waiting.setdefault(tp, []).append(waiter)
         try:
             await asyncio.wait_for(waiter, timeout_s)
             return True
@@ -300,9 +522,9 @@ class ReplicaManager:
             return False
         finally:
             for tp in keys:
-                waiters = self._waiters.get(tp)
+                waiters = waiting.get(tp)
                 if waiters is not None:
                     with contextlib.suppress(ValueError):
                         waiters.remove(waiter)
                     if not waiters:
-                        del self._waiters[tp]
+                        del waiting[tp]

@@ -260,14 +260,64 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "controlled.shutdown.enable", _B, True, "Move leadership away before shutting down."
     ),
+    ConfigKey(
+        "replica.lag.time.max.ms",
+        _L,
+        30000,
+        "A follower that has not caught up to the leader's log end offset for this long is "
+        "removed from the ISR (checked every half of it).",
+        at_least(1),
+    ),
+    # --- the follower's replica fetchers (franz.cluster.replica_fetcher), Kafka's defaults ---
+    ConfigKey(
+        "num.replica.fetchers",
+        _I,
+        1,
+        "Fetcher tasks per source broker (Kafka's fetcher threads); a partition's fetcher is "
+        "abs(31 * topic.hashCode + partition) % num.replica.fetchers.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "replica.fetch.max.bytes",
+        _I,
+        1048576,
+        "Bytes fetched per partition (a larger first batch still comes whole).",
+        at_least(0),
+    ),
+    ConfigKey(
+        "replica.fetch.response.max.bytes",
+        _I,
+        10485760,
+        "Bytes expected for a whole fetch response.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "replica.fetch.wait.max.ms", _I, 500, "Max wait of a follower's fetch.", at_least(0)
+    ),
+    ConfigKey(
+        "replica.fetch.min.bytes", _I, 1, "Min bytes a follower's fetch waits for.", at_least(1)
+    ),
+    ConfigKey(
+        "replica.fetch.backoff.ms",
+        _I,
+        1000,
+        "Sleep after a fetch partition error or a failed connection.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "replica.socket.timeout.ms", _I, 30000, "Socket timeout of follower fetches."
+    ),
+    ConfigKey(
+        "replica.socket.receive.buffer.bytes",
+        _I,
+        65536,
+        "Socket receive buffer of follower fetches (-1: the OS default).",
+    ),
     # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection rate quota):
     # accepted, stored and described so tools that tune them work (franz.config.dynamic) ---
     ConfigKey("num.io.threads", _I, 8, "Request handler threads (not used by Franz).", at_least(1)),
     ConfigKey(
         "num.network.threads", _I, 3, "Network threads (not used by Franz).", at_least(1)
-    ),
-    ConfigKey(
-        "num.replica.fetchers", _I, 1, "Replica fetcher threads (not used by Franz).", at_least(1)
     ),
     ConfigKey(
         "num.recovery.threads.per.data.dir",

@@ -20,7 +20,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from franz.controller.model import LeaderAndIsr, TopicPartition
+from franz.controller.alter_partition import AlterPartitionRequestData
+from franz.controller.model import TopicPartition
 from franz.errors import ErrorCode
 
 __all__ = [
@@ -189,11 +190,11 @@ class IsrChangeNotification:
 
 @dataclass(frozen=True, slots=True)
 class AlterPartitionReceived:
-    """``AlterPartitionReceived``: a leader's AlterPartition (ISR change) request (KIP-497)."""
+    """``AlterPartitionReceived``: a leader's AlterPartition (ISR change) request (KIP-497),
+    with its version (topic names or ids); the reply is ``franz.controller.shell.
+    alter_partition.AlterPartitionResult``."""
 
-    broker_id: int
-    broker_epoch: int
-    partitions_to_alter: Mapping[TopicPartition, LeaderAndIsr]
+    request: AlterPartitionRequestData
     reply: object = _reply()
 
 

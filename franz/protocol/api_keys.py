@@ -64,6 +64,7 @@ class ApiKey(enum.IntEnum):
     INCREMENTAL_ALTER_CONFIGS = 44
     ELECT_LEADERS = 43
     OFFSET_DELETE = 47
+    ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60
 
 
@@ -131,12 +132,16 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
 #: mode only (as a Kafka 3.9 ZooKeeper-mode broker: LeaderAndIsr, StopReplica, UpdateMetadata,
 #: ControlledShutdown), hence kept out of ``SUPPORTED_APIS``. Every version is accepted and
 #: applied: the controller of a Kafka 3.9 cluster at an older ``inter.broker.protocol.version``
-#: sends older versions (``franz.controller.old_versions``).
+#: sends older versions (``franz.controller.old_versions``). AlterPartition (KIP-497) is in
+#: Kafka 4 too, but its v0-v1 are not in kio, and a ZooKeeper-mode broker serves it (to its
+#: controller's leaders) in cluster mode only: all four versions come from
+#: ``franz.protocol.inter_broker``, generated from Kafka 3.9's schemas.
 INTER_BROKER_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LEADER_AND_ISR: ApiSupport(0, 0, 7, 4),
     ApiKey.STOP_REPLICA: ApiSupport(0, 0, 4, 2),
     ApiKey.UPDATE_METADATA: ApiSupport(0, 0, 8, 6),
     ApiKey.CONTROLLED_SHUTDOWN: ApiSupport(0, 0, 3, 3),
+    ApiKey.ALTER_PARTITION: ApiSupport(0, 0, 3, 0),
 }
 
 

@@ -66,6 +66,7 @@ FIRST_FLEXIBLE: Final = 12
 FIRST_TOPIC_ID: Final = 13
 FIRST_NODE_ENDPOINTS: Final = 16
 _LEADER: Final = struct.Struct(">ii")
+_EPOCH_END: Final = struct.Struct(">iq")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,9 @@ class FetchPartitionResult:
     #: v12+ tagged field 1 (KIP-951): (leader id, leader epoch) when the client should go
     #: to another broker; None sends no tag.
     current_leader: tuple[int, int] | None = None
+    #: v12+ tagged field 0 (KIP-320): (epoch, end offset) where a follower's log diverged
+    #: from this leader's; None sends no tag.
+    diverging_epoch: tuple[int, int] | None = None
     #: Null (not empty) aborted transactions: what Kafka sends for a partition it read (or
     #: failed to read) at READ_UNCOMMITTED.
     aborted_transactions_null: bool = False
@@ -199,11 +203,14 @@ def encode_fetch_response(
                 else:
                     out += region
             if flexible:
-                if p.current_leader is None:
-                    out += b"\x00"  # partition tagged fields
-                else:
-                    # one tagged field, 1 (current_leader): LeaderIdAndEpoch + its empty tags
-                    out += b"\x01\x01\x09" + _LEADER.pack(*p.current_leader) + b"\x00"
+                tags = (p.diverging_epoch is not None) + (p.current_leader is not None)
+                out += _uvarint(tags)  # partition tagged fields, in tag order
+                if p.diverging_epoch is not None:
+                    # tag 0 (diverging_epoch): EpochEndOffset + its empty tags, 13 bytes
+                    out += b"\x00\x0d" + _EPOCH_END.pack(*p.diverging_epoch) + b"\x00"
+                if p.current_leader is not None:
+                    # tag 1 (current_leader): LeaderIdAndEpoch + its empty tags, 9 bytes
+                    out += b"\x01\x09" + _LEADER.pack(*p.current_leader) + b"\x00"
         if flexible:
             out += b"\x00"  # topic tagged fields
     if flexible:

@@ -17,6 +17,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from tests.support.broker import BrokerProcess
 from tests.support.clients import run_kcat
@@ -45,9 +46,12 @@ class Cluster:
         return value
 
     def controller_id(self) -> int | None:
-        if self.kazoo.exists("/controller") is None:
+        """The active controller's id; None while there is none (the znode may vanish
+        between a check and a read when the controller's session expires)."""
+        try:
+            return int(self.json("/controller")["brokerid"])
+        except NoNodeError:
             return None
-        return int(self.json("/controller")["brokerid"])
 
     def kcat_metadata(self, broker: BrokerProcess, topic: str | None = None) -> dict[str, Any]:
         args = ["-J", "-L", "-b", broker.bootstrap, "-m", "10"]
@@ -84,7 +88,7 @@ def produce_all(bootstrap: str, records: list[tuple[str, int | None, bytes]]) ->
         else:
             producer.produce(topic, value, partition=partition, on_delivery=delivered)
     assert producer.flush(60) == 0
-    assert errors == []
+    assert errors == [], errors
 
 
 def broker_props(broker_id: int, zk_connect: str) -> dict[str, str]:

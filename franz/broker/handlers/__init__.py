@@ -3,7 +3,7 @@
 An API appears in ApiVersions exactly when it is registered here (and listed in
 ``franz.protocol.api_keys.SUPPORTED_APIS`` with its versions, or, in cluster mode only, in
 ``INTER_BROKER_APIS``: a Kafka 3.9 ZooKeeper-mode broker lists LeaderAndIsr, StopReplica,
-UpdateMetadata and ControlledShutdown in its ApiVersions).
+UpdateMetadata, ControlledShutdown and AlterPartition in its ApiVersions).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
     alter_configs,
+    alter_partition,
     api_versions,
     controlled_shutdown,
     create_partitions,
@@ -85,4 +86,5 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.STOP_REPLICA: stop_replica.handle,
     ApiKey.UPDATE_METADATA: update_metadata.handle,
     ApiKey.CONTROLLED_SHUTDOWN: controlled_shutdown.handle,
+    ApiKey.ALTER_PARTITION: alter_partition.handle,
 }

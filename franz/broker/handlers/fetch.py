@@ -25,7 +25,18 @@
   leader (NOT_LEADER_OR_FOLLOWER from a follower), one at v11+ reads a follower replica up to
   its high watermark, as Kafka (KIP-392, no ``replica.selector``). v16+ responses carry the
   current-leader hints (KIP-951).
-* Follower fetches (replica id >= 0) arrive with replication (cluster mode).
+* Truncation on fetch (v12+, KIP-320, Kafka's ``Partition.readRecords``): a partition whose
+  ``last_fetched_epoch`` is given and does not end at or after its fetch offset in this
+  replica's leader-epoch cache gets ``diverging_epoch`` {epoch, end offset} and no records
+  (``Partition.diverging_epoch``), answered at once; an epoch this replica cannot place, or
+  a fetch offset below the log start offset, OFFSET_OUT_OF_RANGE.
+* Follower fetches (replica id >= 0, ``replica_state`` from v15, KIP-903): only from the
+  leader and only by a replica assigned to the partition (else NOT_LEADER_OR_FOLLOWER, as
+  Kafka's ``followerReplicaOrThrow``); each read records the follower's fetch offset and log
+  start offset on the leader before reading, unless the fetch diverges or is out of range
+  (``ReplicaManager.update_follower_fetch_state``: ISR expansion, HW), then reads up to the
+  log end offset, not the HW. A follower's long poll
+  wakes on appends; a consumer's when the HW advances.
 """
 
 from __future__ import annotations
@@ -86,6 +97,9 @@ class _Plan:
     max_wait_ms: int
     require_leader: bool
     read_committed: bool = False
+    #: The fetching follower's broker id, -1 for a consumer.
+    follower_id: int = -1
+    follower_epoch: int = -1
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
@@ -110,6 +124,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                     p.fetch_offset,
                     p.partition_max_bytes,
                     getattr(p, "current_leader_epoch", -1),
+                    getattr(p, "last_fetched_epoch", -1),
+                    fetcher_log_start_offset=getattr(p, "log_start_offset", -1),
                 )
             )
     forgotten: list[SessionKey] = []
@@ -154,6 +170,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         partitions = list(session.partitions.values())
     else:
         partitions = requested
+    replica_id = _replica_id(request)
     plan = _Plan(
         version=version,
         partitions=partitions,
@@ -163,8 +180,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         max_bytes=min(request.max_bytes, services.fetch_max_bytes),
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
-        require_leader=_fetch_only_leader(version, _replica_id(request)),
+        require_leader=_fetch_only_leader(version, replica_id),
         read_committed=getattr(request, "isolation_level", 0) == 1,
+        follower_id=max(replica_id, -1),
+        follower_epoch=_replica_epoch(request),
     )
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
@@ -180,7 +199,7 @@ async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerRes
         remaining = deadline - time.monotonic()
         if remaining <= 0 or replica_manager.shutting_down:
             break
-        await replica_manager.wait_for_appends(tps, remaining)
+        await replica_manager.wait_for_appends(tps, remaining, follower=plan.follower_id >= 0)
         results, total, errors = _read(ctx, plan)
         if total >= plan.min_bytes or errors:
             return _respond(ctx, plan, results)
@@ -196,6 +215,8 @@ def _read(
     errors = False
     min_one = True
     out = []
+    follower_id = plan.follower_id
+    replica_manager = ctx.services.replica_manager
     for cached in plan.partitions:
         result = FetchPartitionResult(cached.partition)
         out.append((cached, result))
@@ -219,6 +240,12 @@ def _read(
                 result.aborted_transactions_null = not plan.read_committed
             errors = True
             continue
+        if follower_id >= 0 and not partition.is_follower(follower_id):
+            # Kafka's Partition.followerReplicaOrThrow.
+            result.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            result.aborted_transactions_null = not plan.read_committed
+            errors = True
+            continue
         if plan.version < ZSTD_MIN_VERSION and partition.log.config.compression_type == "zstd":
             # Kafka's KafkaApis.maybeConvertFetchedData: a topic that stores zstd (KIP-110)
             # answers UNSUPPORTED_COMPRESSION_TYPE below v10, with no offsets.
@@ -229,11 +256,45 @@ def _read(
         result.high_watermark = partition.high_watermark
         result.last_stable_offset = partition.high_watermark
         result.log_start_offset = partition.log_start_offset
+        if cached.last_fetched_epoch >= 0:
+            try:
+                diverging = partition.diverging_epoch(
+                    cached.fetch_offset, cached.last_fetched_epoch
+                )
+            except Exception as exc:
+                result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
+                result.error_code = error_code_for(exc)
+                errors = True
+                continue
+            if diverging is not None:
+                # KIP-320: no records; the fetcher truncates, then fetches again.
+                result.diverging_epoch = diverging
+                errors = True  # answered at once, as Kafka's hasDivergingEpoch
+                continue
+        if follower_id >= 0 and (
+            partition.log_start_offset <= cached.fetch_offset <= partition.log_end_offset
+        ):
+            # Kafka's Partition.fetchRecords: a follower's valid, non-diverging fetch records
+            # its state (ISR expansion, HW) before the read; the response carries the new HW.
+            replica_manager.update_follower_fetch_state(
+                partition,
+                follower_id,
+                cached.fetch_offset,
+                cached.fetcher_log_start_offset,
+                partition.log_end_offset,
+                plan.follower_epoch,
+            )
+            result.high_watermark = result.last_stable_offset = partition.high_watermark
         limit = min(cached.max_bytes, remaining)
         if limit <= 0 and not min_one:
             continue
         try:
-            info = partition.read(cached.fetch_offset, max(limit, 0), min_one_message=min_one)
+            info = partition.read(
+                cached.fetch_offset,
+                max(limit, 0),
+                min_one_message=min_one,
+                up_to_leo=follower_id >= 0,
+            )
         except Exception as exc:
             # Kafka's ReplicaManager.readFromLocalLog: a failed read reports no offsets.
             result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
@@ -273,6 +334,12 @@ def _replica_id(request: Any) -> int:
     return int(getattr(request, "replica_id", CONSUMER_REPLICA_ID))
 
 
+def _replica_epoch(request: Any) -> int:
+    """The fetching broker's epoch (v15+ ``replica_state.replica_epoch``), -1 when absent."""
+    state = getattr(request, "replica_state", None)
+    return int(getattr(state, "replica_epoch", -1)) if state is not None else -1
+
+
 def _fetch_only_leader(version: int, replica_id: int) -> bool:
     """Kafka's ``FetchParams.fetchOnlyLeader``: a follower, or a consumer without client
     metadata (below v11, KIP-392); a consumer's v11+ fetch may read a follower replica."""
@@ -308,7 +375,8 @@ def _respond(
     for cached, result in results:
         has_data = bool(result.records)
         changed = cached.changed(result.high_watermark, result.log_start_offset)
-        if plan.incremental and not (has_data or result.error_code or changed):
+        news = has_data or result.error_code or result.diverging_epoch is not None
+        if plan.incremental and not (news or changed):
             continue
         if has_data:
             with_data.append((cached.topic, cached.partition))

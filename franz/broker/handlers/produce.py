@@ -14,8 +14,15 @@ individual records (a null key on a compacted topic, a timestamp out of
 ``error_message`` at v8+ (KIP-467; ``franz.storage.log_validator``). A zstd batch below
 v7 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110; Kafka's ``ProduceRequest.validateRecords``).
 
-acks: 1 and -1 answer once the batch is in the leader's log; with the ISR being this broker
-alone the high watermark is already there, so -1 needs no wait. acks=0 sends no response;
+acks: 1 answers once the batch is in the leader's log. -1 (all): the committed ISR must hold
+at least ``min.insync.replicas`` (capped by the replication factor) before the append, else
+NOT_ENOUGH_REPLICAS and nothing is written; after it the response waits until the high
+watermark passes each partition's batch (Kafka's ``DelayedProduce``,
+``ReplicaManager.wait_for_replication``): REQUEST_TIMED_OUT after the request's
+``timeout_ms``, NOT_LEADER_OR_FOLLOWER if leadership moved meanwhile,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum. With the ISR being this
+broker alone the high watermark is already there: the response is built in the same turn,
+with no waiting object. acks=0 sends no response;
 as Kafka does, a failed acks=0 produce closes the connection so the client notices.
 Produce v0-2 (pre-0.11 clients) carry message sets of magic 0/1: each partition's set is
 validated (CRC-32 per message: CORRUPT_MESSAGE) and up-converted to one v2 batch before the
@@ -27,6 +34,7 @@ transaction coordinator yet.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RawBody, RequestContext
@@ -43,6 +51,7 @@ from franz.errors import (
 from franz.metadata.cache import is_internal_topic
 from franz.network.connection import CloseConnection
 from franz.protocol.legacy_versions import encode_legacy_produce_response
+from franz.protocol.messages import timedelta_ms
 from franz.protocol.records.batch import MAGIC_V2
 from franz.protocol.records.compression import CompressionType
 from franz.protocol.records.legacy import record_set_magic, upconvert
@@ -62,7 +71,7 @@ _ATTRIBUTES_LOW = 22
 FIRST_BATCH_VERSION = 3
 
 
-def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
     services = ctx.services
     acks = request.acks
     replica_manager = services.replica_manager
@@ -73,6 +82,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     failed = False
     legacy = ctx.api_version < FIRST_BATCH_VERSION
     responses = []
+    #: acks=all: the appended partitions' response entries and required offsets.
+    replicating: dict[TopicPartition, tuple[dict[str, Any], int]] = {}
     for topic_data in request.topic_data:
         name = topic_data.name
         partition_responses = []
@@ -125,7 +136,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             try:
                 if legacy:
                     records = _upconvert(records)
-                info = replica_manager.append(tp, records)
+                info = replica_manager.append(tp, records, required_acks=acks)
             except (InvalidRecordError, InvalidTimestampError) as exc:
                 failed = True
                 log.debug("produce to %s-%d failed: %s", name, index, exc)
@@ -140,24 +151,56 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     log.debug("produce to %s-%d failed: %s", name, index, exc)
                 partition_responses.append(_append_error(index, code, replica_manager, tp))
                 continue
-            partition_responses.append(
-                {
-                    "index": index,
-                    "error_code": 0,
-                    "base_offset": info.first_offset,
-                    "log_append_time": info.log_append_time,
-                    "log_start_offset": info.log_start_offset,
-                }
-            )
+            response = {
+                "index": index,
+                "error_code": 0,
+                "base_offset": info.first_offset,
+                "log_append_time": info.log_append_time,
+                "log_start_offset": info.log_start_offset,
+            }
+            partition_responses.append(response)
+            if acks == -1:
+                required = info.last_offset + 1
+                outcome = replica_manager.replication_done(tp, required)
+                if outcome is None:
+                    replicating[tp] = (response, required)
+                elif outcome != ErrorCode.NONE:
+                    failed = True
+                    response["error_code"] = outcome
         responses.append({"name": name, "partition_responses": partition_responses})
     if acks == 0:
         if failed:
             raise CloseConnection
         return None
+    if replicating:
+        return _delayed(ctx, request, responses, replicating, failed)
+    return _body(ctx, responses, failed)
+
+
+async def _delayed(
+    ctx: RequestContext,
+    request: Any,
+    responses: list[dict[str, Any]],
+    replicating: dict[TopicPartition, tuple[dict[str, Any], int]],
+    failed: bool,
+) -> HandlerResult:
+    """acks=all: wait for the followers (Kafka's ``DelayedProduce``), then answer."""
+    outcomes = await ctx.services.replica_manager.wait_for_replication(
+        {tp: required for tp, (_response, required) in replicating.items()},
+        timedelta_ms(request.timeout),
+    )
+    for tp, code in outcomes.items():
+        if code != ErrorCode.NONE:
+            failed = True
+            replicating[tp][0]["error_code"] = code
+    return _body(ctx, responses, failed)
+
+
+def _body(ctx: RequestContext, responses: list[dict[str, Any]], failed: bool) -> HandlerResult:
     body: dict[str, Any] = {"responses": responses, "throttle_time": 0}
     if failed and ctx.api_version >= LEADER_HINT_VERSION:
         _add_leader_hints(ctx, body)
-    if legacy:
+    if ctx.api_version < FIRST_BATCH_VERSION:
         return RawBody([encode_legacy_produce_response(ctx.api_version, body)])
     return body
 

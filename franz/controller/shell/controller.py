@@ -29,6 +29,7 @@ Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``Control
 (``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted),
 ``ReplicaLeaderElection`` (``replica_election.py``), ``AutoPreferredReplicaLeaderElection``
 (``auto_rebalance.py``),
+``AlterPartitionReceived`` (``alter_partition.py``: a leader's ISR change, likewise),
 ``TopicChange`` (new topics), ``PartitionModifications`` (partitions added to a topic),
 ``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
@@ -46,11 +47,13 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from franz.controller.alter_partition import AlterPartitionRequestData
 from franz.controller.batch import ControllerBrokerRequestBatch
 from franz.controller.context import ControllerContext
 from franz.controller.election import ElectionStrategy
 from franz.controller.events import (
     AutoPreferredReplicaLeaderElection,
+    AlterPartitionReceived,
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
@@ -68,6 +71,8 @@ from franz.controller.events import (
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
 from franz.controller.shell.auto_rebalance import AutoLeaderRebalance, AutoRebalanceConfig
+from franz.controller.shell.alter_partition import AlterPartitionResult, process_alter_partition
+from franz.controller.shell.alter_partition import answer as answer_alter_partition
 from franz.controller.shell.channel import ControllerChannelManager
 from franz.controller.shell.controlled_shutdown import (
     ControlledShutdownResult,
@@ -240,6 +245,19 @@ class Controller:
             self._queue.put_nowait(event)
         return reply
 
+    def alter_partition(
+        self, request: AlterPartitionRequestData
+    ) -> asyncio.Future[AlterPartitionResult]:
+        """Kafka's ``alterPartitions``: queue an ``AlterPartitionReceived``; the future is the
+        answer (NOT_CONTROLLER at once when this broker is not the controller)."""
+        reply: asyncio.Future[AlterPartitionResult] = asyncio.get_running_loop().create_future()
+        event = AlterPartitionReceived(request, reply=reply)
+        if self._epoch is None:
+            answer_alter_partition(event, AlterPartitionResult(ErrorCode.NOT_CONTROLLER))
+        else:
+            self._queue.put_nowait(event)
+        return reply
+
     def post(self, event: ControllerEvent) -> None:
         """Queue an event (from a watch, a response, a request); dropped when not active."""
         if self._epoch is not None:
@@ -253,6 +271,8 @@ class Controller:
                 answer(queued, ControlledShutdownResult(ErrorCode.NOT_CONTROLLER))
             elif isinstance(queued, ReplicaLeaderElection):
                 answer_all(queued, ErrorCode.NOT_CONTROLLER)
+            elif isinstance(queued, AlterPartitionReceived):
+                answer_alter_partition(queued, AlterPartitionResult(ErrorCode.NOT_CONTROLLER))
         current, self._current = self._current, None
         if current is not None and current is not asyncio.current_task():
             current.cancel()
@@ -294,6 +314,8 @@ class Controller:
                 answer_election(event, await process_replica_election(self, event))
             elif isinstance(event, AutoPreferredReplicaLeaderElection):
                 await self.auto_rebalance.process()
+            elif isinstance(event, AlterPartitionReceived):
+                answer_alter_partition(event, await process_alter_partition(self, event))
             elif isinstance(event, BrokerChange):
                 await self._process_broker_change()
             elif isinstance(event, TopicChange):
@@ -344,6 +366,10 @@ class Controller:
             elif isinstance(event, ReplicaLeaderElection):
                 failed = ErrorCode.UNKNOWN_SERVER_ERROR
                 answer_all(event, ErrorCode.NOT_CONTROLLER if self._epoch is None else failed)
+            elif isinstance(event, AlterPartitionReceived):
+                failed = ErrorCode.UNKNOWN_SERVER_ERROR
+                code = ErrorCode.NOT_CONTROLLER if self._epoch is None else failed
+                answer_alter_partition(event, AlterPartitionResult(code))
 
     def _trigger_controller_move(self, epoch: ControllerEpoch) -> None:
         """Kafka's ``triggerControllerMove``: a failover that failed half-way (ZooKeeper

@@ -24,6 +24,11 @@ What it does, in Kafka 3.9's ``KafkaController`` order (with ``controller.py`` a
   partitions lose their leader (-1, leader epoch + 1) and list this broker as offline.
 * ``broker_listening``: this broker's endpoint (known once it listens) to every broker's
   metadata, as ``onBrokerStartup``'s UpdateMetadata.
+* ``alter_partition``: ``processAlterPartition`` in process, for the broker's own
+  ``AlterPartitionManager`` (the same validation as cluster mode's,
+  ``franz.controller.alter_partition``; the broker epoch is -1 here): accepted states are
+  stored with partition epoch + 1 and sent in an UpdateMetadata. The ISR of a single node is
+  itself, so it is rarely asked anything.
 
 Partition-state writes (the ``CreatePartitionState`` / ``UpdatePartitionState`` outputs,
 Kafka's znode writes) go to the store in one durable write per state change; a write that
@@ -46,6 +51,11 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
+from franz.controller.alter_partition import (
+    AlterPartitionRequestData,
+    PartitionOutcome,
+    plan_alter_partition,
+)
 from franz.controller.batch import ControllerBrokerRequestBatch, ControlRequest
 from franz.controller.context import Broker, ControllerContext, EndPoint
 from franz.controller.election import ElectionStrategy
@@ -56,6 +66,7 @@ from franz.controller.model import (
     TopicPartition,
 )
 from franz.controller.requests import LeaderAndIsrRequest, StopReplicaRequest
+from franz.controller.shell.alter_partition import AlterPartitionResult, group_outcomes
 from franz.controller.shell.zk_reads import leadership_from_state, state_from_leadership
 from franz.controller.states import (
     PartitionState,
@@ -148,6 +159,34 @@ class LocalController:
     def startup(self) -> None:
         """``onControllerFailover`` (module docstring)."""
         self._run(self._startup)
+
+    def alter_partition(self, request: AlterPartitionRequestData) -> AlterPartitionResult:
+        """``processAlterPartition`` (module docstring); NOT_CONTROLLER before ``startup``
+        or when called from inside an operation (the caller retries)."""
+        results: list[AlterPartitionResult] = []
+
+        def run() -> None:
+            ctx = self.ctx
+            plan = plan_alter_partition(ctx, request)
+            if plan.error != ErrorCode.NONE:
+                results.append(AlterPartitionResult(plan.error))
+                return
+            outcomes = dict(plan.outcomes)
+            written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+            for tp, new in plan.to_write.items():
+                updated = new.with_partition_epoch(new.partition_epoch + 1)
+                written[tp] = LeaderIsrAndControllerEpoch(updated, ctx.epoch)
+                outcomes[tp] = PartitionOutcome(ErrorCode.NONE, updated)
+            self._write_states(dict(written))
+            ctx.partition_leadership_info.update(written)
+            if plan.partitions:
+                self._send_update_metadata(ctx.live_or_shutting_down_broker_ids, plan.partitions)
+            results.append(group_outcomes(request.version, plan, outcomes, ctx.topic_ids))
+
+        if self._ctx is None or self._busy:
+            return AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
+        self._run(run)
+        return results[0] if results else AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
 
     def broker_listening(self, host: str, port: int, security_protocol: int = 0) -> None:
         """This broker listens: its endpoint to the metadata of every broker."""

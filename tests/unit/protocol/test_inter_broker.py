@@ -56,7 +56,7 @@ def h(*parts: str) -> bytes:
 
 
 def test_kafka_39_version_ranges() -> None:
-    assert VERSIONS == {4: (0, 7, 4), 5: (0, 4, 2), 6: (0, 8, 6), 7: (0, 3, 3)}
+    assert VERSIONS == {4: (0, 7, 4), 5: (0, 4, 2), 6: (0, 8, 6), 7: (0, 3, 3), 56: (0, 3, 0)}
     for key, (low, high, flexible) in VERSIONS.items():
         support = INTER_BROKER_APIS[ApiKey(key)]
         assert (support.min_advertised, support.max_version, support.first_flexible) == (
@@ -279,6 +279,75 @@ def test_controlled_shutdown_fields_per_version() -> None:
     assert names(cs[2].ControlledShutdownRequest) == ["broker_id", "broker_epoch"]
     assert cs[2].ControlledShutdownRequest(broker_id=1).broker_epoch == -1
     assert names(cs[3].ControlledShutdownResponse) == ["error_code", "remaining_partitions"]
+
+
+def test_alter_partition_fields_per_version() -> None:
+    ap = [module("alter_partition", v) for v in range(4)]
+    assert names(ap[0].TopicData) == ["topic_name", "partitions"]
+    assert names(ap[2].TopicData) == ["topic_id", "partitions"]
+    assert "leader_recovery_state" not in names(ap[0].PartitionData)
+    assert names(ap[1].PartitionData) == [
+        "partition_index",
+        "leader_epoch",
+        "new_isr",
+        "leader_recovery_state",
+        "partition_epoch",
+    ]
+    assert "new_isr_with_epochs" in names(ap[3].PartitionData)
+    assert "new_isr" not in names(ap[3].PartitionData)
+    assert ap[3].BrokerState(broker_id=1).broker_epoch == -1
+    assert names(ap[3].ResponseTopicData) == ["topic_id", "partitions"]
+    assert names(ap[0].ResponsePartitionData) == [
+        "partition_index",
+        "error_code",
+        "leader_id",
+        "leader_epoch",
+        "isr",
+        "partition_epoch",
+    ]
+
+
+def test_alter_partition_v3_is_byte_identical_to_kio() -> None:
+    """kio (Kafka 4's schemas) has v2-v3 as well: the same bytes either way."""
+    from kio.schema.alter_partition.v3 import request as kio_request
+
+    topic_id = uuid.UUID(int=0x0123456789ABCDEF0123456789ABCDEF)
+    ap = module("alter_partition", 3)
+    ours = ap.AlterPartitionRequest(
+        broker_id=1,
+        broker_epoch=5,
+        topics=(
+            ap.TopicData(
+                topic_id=topic_id,
+                partitions=(
+                    ap.PartitionData(
+                        partition_index=0,
+                        leader_epoch=2,
+                        new_isr_with_epochs=(ap.BrokerState(broker_id=1),),
+                        partition_epoch=3,
+                    ),
+                ),
+            ),
+        ),
+    )
+    theirs = kio_request.AlterPartitionRequest(
+        broker_id=1,  # type: ignore[arg-type]
+        broker_epoch=5,  # type: ignore[arg-type]
+        topics=(
+            kio_request.TopicData(
+                topic_id=topic_id,
+                partitions=(
+                    kio_request.PartitionData(
+                        partition_index=0,  # type: ignore[arg-type]
+                        leader_epoch=2,  # type: ignore[arg-type]
+                        new_isr_with_epochs=(kio_request.BrokerState(broker_id=1),),  # type: ignore[arg-type]
+                        partition_epoch=3,  # type: ignore[arg-type]
+                    ),
+                ),
+            ),
+        ),
+    )
+    assert encode_request(ours, 42, "c") == encode_request(theirs, 42, "c")
 
 
 # -- golden bytes, written from the schemas -----------------------------------------------------

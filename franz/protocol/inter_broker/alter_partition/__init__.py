@@ -1,0 +1,1 @@
+"""AlterPartition (API key 56)."""
