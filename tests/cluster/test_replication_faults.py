@@ -151,12 +151,12 @@ def test_unclean_leader_election_off_stays_offline_on_loses_unreplicated(
     # The follower dies: the ISRs shrink to the leader, which goes on acknowledging alone.
     cluster.brokers[2].kill()
     for topic in ("clean", "unclean"):
-        eventually(lambda t=topic: state(cluster, t)["isr"] == [1], 60, f"{t}: ISR [1]")
+        eventually(lambda t=topic: state(cluster, t)["isr"] == [1], 60, f"{topic}: ISR [1]")
         produce_acked(cluster.brokers[1].bootstrap, topic, range(10, 20))
     # Then the leader dies, and the out-of-sync follower comes back.
     cluster.brokers[1].kill()
     for topic in ("clean", "unclean"):
-        eventually(lambda t=topic: state(cluster, t)["leader"] == -1, 60, f"{t}: offline")
+        eventually(lambda t=topic: state(cluster, t)["leader"] == -1, 60, f"{topic}: offline")
     cluster.brokers[2].start()
 
     # Allowed: broker 2 leads, without the records it never had, and the controller says so.
