@@ -431,6 +431,16 @@ class Controller:
         if failed:
             change = change.without(failed)
             ctx.partition_leadership_info.update(await read_leadership(self.zk, failed))
+        for tp in sorted(change.unclean):
+            previous = ctx.partition_leadership_info.get(tp)
+            log.warning(
+                "controller %d: unclean leader election for partition %s: broker %d, not in "
+                "the ISR %s, leads from its own log; records only the ISR had are lost",
+                self.controller_id,
+                tp,
+                change.leadership[tp].leader_and_isr.leader,
+                list(previous.leader_and_isr.isr) if previous is not None else [],
+            )
         change.apply(ctx)
         self.batch.new_batch(ctx)
         try:
