@@ -66,8 +66,8 @@ from franz.cluster.replica_manager import ReplicaManager
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
-from franz.controller.shell.auto_rebalance import AutoRebalanceConfig
 from franz.controller.shell.alter_partition import AlterPartitionResult
+from franz.controller.shell.auto_rebalance import AutoRebalanceConfig
 from franz.controller.shell.controller import Controller
 from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig

@@ -52,8 +52,8 @@ from franz.controller.batch import ControllerBrokerRequestBatch
 from franz.controller.context import ControllerContext
 from franz.controller.election import ElectionStrategy
 from franz.controller.events import (
-    AutoPreferredReplicaLeaderElection,
     AlterPartitionReceived,
+    AutoPreferredReplicaLeaderElection,
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
@@ -70,9 +70,9 @@ from franz.controller.events import (
     UpdateMetadataResponseReceived,
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
-from franz.controller.shell.auto_rebalance import AutoLeaderRebalance, AutoRebalanceConfig
 from franz.controller.shell.alter_partition import AlterPartitionResult, process_alter_partition
 from franz.controller.shell.alter_partition import answer as answer_alter_partition
+from franz.controller.shell.auto_rebalance import AutoLeaderRebalance, AutoRebalanceConfig
 from franz.controller.shell.channel import ControllerChannelManager
 from franz.controller.shell.controlled_shutdown import (
     ControlledShutdownResult,
