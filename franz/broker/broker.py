@@ -352,6 +352,9 @@ class Broker:
             on_resign=self.controller.resign,
         )
         self.controller.on_fenced = self.zk_session.resign
+        self.controller.unclean_leader_election_enabled = lambda topic: (
+            self.topic_manager.log_config(topic).unclean_leader_election_enable
+        )
         self.controller.start()
         await self.zk_session.start()
         self.alter_partition_manager.listener = inter_broker

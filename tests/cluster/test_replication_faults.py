@@ -45,7 +45,7 @@ def create_topic(
     cluster: Cluster, topic: str, replicas: list[int], config: dict[str, str] | None = None
 ) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
-    new = NewTopic(topic, replica_assignment=[replicas], config=config or {})
+    new = NewTopic(topic, 1, replica_assignment=[replicas], config=config or {})
     admin.create_topics([new], operation_timeout=30)[topic].result(60)
     eventually(lambda: state(cluster, topic)["isr"] == replicas, 60, f"{topic}: ISR {replicas}")
 

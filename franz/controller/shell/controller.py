@@ -156,6 +156,11 @@ class Controller:
         )
         self.deletion = TopicDeletionManager(self)
         self.auto_rebalance = AutoLeaderRebalance(self, auto_rebalance)
+        #: A topic's effective ``unclean.leader.election.enable`` (its override, else the
+        #: broker default): Kafka's ``collectUncleanLeaderElectionState`` reads the topic
+        #: configs for partitions with no live ISR member; the broker's config cache holds
+        #: the same values (kept current by ``/config/changes``).
+        self.unclean_leader_election_enabled: Callable[[str], bool] = lambda topic: False
         self._queue: asyncio.Queue[ControllerEvent | _Elected] = asyncio.Queue()
         self._ctx: ControllerContext | None = None
         self._epoch: ControllerEpoch | None = None
@@ -479,7 +484,11 @@ class Controller:
         ]
         await self.refresh_leadership(candidates)
         return await self.handle(
-            trigger_online_partition_state_change(ctx, controller_id=self.controller_id)
+            trigger_online_partition_state_change(
+                ctx,
+                controller_id=self.controller_id,
+                unclean_leader_election_enabled=self.unclean_leader_election_enabled,
+            )
         )
 
     # -- failover -------------------------------------------------------------------------
