@@ -85,6 +85,7 @@ __all__ = [
     "ReplicaFetcherManager",
     "fetcher_id_for",
     "java_string_hash",
+    "truncation_offset",
     "whole_batches_length",
 ]
 
@@ -201,6 +202,31 @@ def whole_batches_length(records: memoryview) -> int:
             break
         position = end
     return position
+
+
+def truncation_offset(
+    follower: Partition, fetch_offset: int, leader_epoch: int, end_offset: int
+) -> int:
+    """Where a follower truncates on a ``diverging_epoch`` (``leader_epoch``, ``end_offset``)
+    answer (Kafka's ``AbstractFetcherThread.getOffsetTruncationState``): an undefined end
+    offset keeps the fetch offset; an undefined epoch, or one the follower never had, the
+    leader's end offset; else the end of the follower's largest epoch <= the leader's, and
+    when that is the leader's own epoch, no further than the leader's end of it. Never past
+    the follower's LEO."""
+    replica_end = follower.log_end_offset
+    if end_offset == UNDEFINED_EPOCH_OFFSET:
+        return fetch_offset
+    if leader_epoch == UNDEFINED_EPOCH:
+        return min(end_offset, replica_end)
+    found = follower.end_offset_for_epoch(leader_epoch)
+    if found is None:
+        return min(end_offset, replica_end)
+    follower_epoch, follower_end = found
+    if follower_epoch != leader_epoch:
+        # The follower does not know the leader's epoch: back to the end of its largest epoch
+        # below it; the next fetch tells whether that is enough.
+        return min(follower_end, replica_end)
+    return min(follower_end, end_offset, replica_end)
 
 
 @dataclass(slots=True)
@@ -497,24 +523,9 @@ class ReplicaFetcher:
         leader_epoch: int,
         end_offset: int,
     ) -> None:
-        """Kafka's ``truncateOnFetchResponse`` / ``getOffsetTruncationState``."""
+        """Kafka's ``truncateOnFetchResponse``."""
         replica_end = partition.log_end_offset
-        if end_offset == UNDEFINED_EPOCH_OFFSET:
-            offset = state.fetch_offset
-        elif leader_epoch == UNDEFINED_EPOCH:
-            offset = min(end_offset, replica_end)
-        else:
-            found = partition.end_offset_for_epoch(leader_epoch)
-            if found is None:
-                offset = min(end_offset, replica_end)
-            else:
-                follower_epoch, follower_end = found
-                if follower_epoch != leader_epoch:
-                    # We do not know the leader's epoch: go back to the end of the largest
-                    # epoch below it; the next fetch tells whether that is enough.
-                    offset = min(follower_end, replica_end)
-                else:
-                    offset = min(follower_end, end_offset, replica_end)
+        offset = truncation_offset(partition, state.fetch_offset, leader_epoch, end_offset)
         log.info(
             "[%s] truncating %s to offset %d: the leader's epoch %d ends at %d (fetch offset "
             "%d, log end offset %d)",
