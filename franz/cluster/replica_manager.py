@@ -208,6 +208,8 @@ class ReplicaManager:
             return
         states: dict[TopicPartition, InitialFetchState] = {}
         for partition in new_followers:
+            if partition.leader_id < 0:
+                continue  # no leader (offline): nothing to fetch until the next LeaderAndIsr
             latest = partition.log.leader_epoch_cache.latest_epoch
             states[partition.topic_partition] = InitialFetchState(
                 leader_id=partition.leader_id,
