@@ -753,6 +753,7 @@ class ReplicaFetcherManager:
                 existing = self.fetchers[key] = ReplicaFetcher(self, *key)
                 existing.start()
             existing.add_partitions(group)
+        self._shutdown_idle_fetchers()
 
     def remove_fetcher_for_partitions(self, tps: Iterable[TopicPartition]) -> None:
         """Stop fetching ``tps`` (Kafka's ``removeFetcherForPartitions``)."""

@@ -103,6 +103,18 @@ def produce(bootstrap: str, topic: str, count: int, *, idempotent: bool) -> None
     assert errors == []
 
 
+def epoch_checkpoint(broker: BrokerProcess, topic: str, partition: int) -> str | None:
+    path = partition_dir(broker, topic, partition) / "leader-epoch-checkpoint"
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
+
+
+def _epochs_are(broker: BrokerProcess, topic: str, partition: int, expected: str) -> bool:
+    return epoch_checkpoint(broker, topic, partition) == expected
+
+
 def _log_is(broker: BrokerProcess, topic: str, partition: int, expected: bytes) -> bool:
     return log_bytes(broker, topic, partition) == expected
 
@@ -122,10 +134,15 @@ def assert_replicas_identical(cluster: Cluster, topic: str, partitions: int) -> 
             )
     for p in range(partitions):
         leader = cluster.brokers[leader_of(cluster, topic, p)]
-        epochs = (partition_dir(leader, topic, p) / "leader-epoch-checkpoint").read_text()
+        epochs = epoch_checkpoint(leader, topic, p)
+        assert epochs is not None
         for broker_id, broker in cluster.brokers.items():
-            path = partition_dir(broker, topic, p) / "leader-epoch-checkpoint"
-            assert path.read_text() == epochs, f"{topic}-{p} broker {broker_id}"
+            # The checkpoint is written (and fsynced) just after the batches it describes.
+            eventually(
+                functools.partial(_epochs_are, broker, topic, p, epochs),
+                15,
+                f"{topic}-{p}: broker {broker_id}'s leader-epoch-checkpoint is the leader's",
+            )
 
 
 def assert_high_watermarks(cluster: Cluster, topic: str, partitions: int, total: int) -> None:
@@ -219,3 +236,38 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     assert_replicas_identical(rcluster, topic, 1)
     assert log_bytes(old, topic, 0) == new_leader_bytes
     assert "truncating" in old.output()
+
+
+def test_follower_behind_the_leaders_log_start_restarts_there(rcluster: Cluster) -> None:
+    """OFFSET_OUT_OF_RANGE as Kafka's ``fetchOffsetAndTruncate``: a follower that was down
+    while the leader's log start moved past its log end (DeleteRecords) asks the leader's
+    offsets (ListOffsets as a replica), restarts its log empty at the leader's log start
+    and copies from there: its one segment holds the leader's bytes from that offset on."""
+    topic = f"behind-{uuid.uuid4().hex[:6]}"
+    create_topic(rcluster, topic, 1)
+    leader_id = leader_of(rcluster, topic, 0)
+    follower_id = min(b for b in rcluster.brokers if b != leader_id)
+    leader, follower = rcluster.brokers[leader_id], rcluster.brokers[follower_id]
+    produce(rcluster.bootstrap(), topic, 100, idempotent=False)
+    assert_replicas_identical(rcluster, topic, 1)
+
+    follower.kill()
+    produce(leader.bootstrap, topic, 100, idempotent=False)
+    start = 200
+    admin = AdminClient({"bootstrap.servers": leader.bootstrap})
+    deleted = admin.delete_records([TopicPartition(topic, 0, start)])
+    assert [f.result(30).low_watermark for f in deleted.values()] == [start]
+    cut = len(log_bytes(leader, topic, 0))  # the leader's bytes below offset `start`
+
+    follower.start()
+    produce(leader.bootstrap, topic, 50, idempotent=False)
+
+    def copied() -> bool:
+        segments = sorted(partition_dir(follower, topic, 0).glob("*.log"))
+        tail = log_bytes(leader, topic, 0)[cut:]
+        return [p.name for p in segments] == [f"{start:020d}.log"] and (
+            segments[0].read_bytes() == tail and len(tail) > 0
+        )
+
+    eventually(copied, 30, f"broker {follower_id} restarts its log at {start} and copies on")
+    assert "log start offset" in follower.output()

@@ -5,8 +5,9 @@ and the follower's ``truncation_offset``, until the logs are byte-identical."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,18 +15,24 @@ import pytest
 from franz.clock import ManualClock
 from franz.cluster.partition import LeaderAndIsrPartitionState, Partition, end_offset_for_epoch
 from franz.cluster.replica_fetcher import (
+    ReplicaFetcherConfig,
+    ReplicaFetcherManager,
     fetcher_id_for,
     java_string_hash,
     truncation_offset,
     whole_batches_length,
 )
-from franz.errors import OffsetOutOfRangeError
+from franz.cluster.replica_manager import ReplicaManager
+from franz.errors import ErrorCode, OffsetOutOfRangeError
+from franz.metadata.cache import MetadataCache
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.client import decode_body
 from franz.protocol.fetch import FetchPartitionResult, FetchTopicResult, encode_fetch_response
 from franz.protocol.fetch_response import decode_fetch_response
+from franz.protocol.records.inflated import RecordBatchBuilder
 from franz.storage.files import TopicPartition
 from franz.storage.log import Log
+from franz.storage.log_manager import LogManager
 from tests.unit.storage.conftest import RECORDS_PER_BATCH, make_batch, small_config
 
 TP = TopicPartition("orders", 0)
@@ -286,3 +293,83 @@ def test_diverging_epoch_round_trips_through_kio_and_the_fetcher_decoder(version
         (1, 5),
         (-1, -1),
     ]
+
+
+def idempotent_batch(sequence: int, count: int = 3) -> bytearray:
+    builder = RecordBatchBuilder(producer_id=4242, producer_epoch=0, base_sequence=sequence)
+    for j in range(count):
+        builder.append(1_700_000_000_000 + j, b"k", f"v{sequence + j}".encode())
+    return builder.build()
+
+
+def test_follower_rebuilds_producer_state_so_a_new_leader_dedupes_a_retry(
+    replicas: dict[int, Partition],
+) -> None:
+    """Producer state is replayed from the replicated batch headers: when the follower
+    becomes leader, a producer's retry of a batch the old leader had acknowledged is
+    answered as a duplicate with its original offsets, not written twice."""
+    leader, follower = replicas[1], replicas[2]
+    lead(leader, 0)
+    leader.append_records_to_leader(idempotent_batch(0))
+    retried = idempotent_batch(3)
+    first = leader.append_records_to_leader(bytearray(retried))
+    follow(follower, 1, 0)
+    replicate(follower, leader)
+    entry = follower.log.producer_state.last_entry(4242)
+    assert entry is not None and entry.last_seq == 5
+    lead(follower, 1)
+    again = follower.append_records_to_leader(bytearray(retried))
+    assert again.duplicate
+    assert (again.first_offset, again.last_offset) == (first.first_offset, first.last_offset)
+    assert follower.log_end_offset == 6
+
+
+# -- ReplicaManager wiring ----------------------------------------------------------------------
+
+
+def test_leader_and_isr_and_stop_replica_start_and_stop_fetchers(
+    tmp_path: Path, open_manager: Callable[..., LogManager]
+) -> None:
+    """A new follower gets a fetcher for its leader from its LEO; a new epoch restarts it;
+    becoming leader removes it; StopReplica at the current epoch (Kafka's ``>=``) too; an
+    idle fetcher stops. The leaders are not reachable here: only the states are looked at."""
+
+    def leader_and_isr(manager: ReplicaManager, leader: int, epoch: int) -> None:
+        assert (
+            manager.become_leader_or_follower(
+                [LeaderAndIsrPartitionState(TP.topic, 0, leader, epoch, (0, 1, 2), (0, 1, 2))],
+                {TP.topic: TOPIC_ID},
+            )
+            == {}
+        )
+
+    async def scenario() -> None:
+        manager = ReplicaManager(open_manager(tmp_path / "logs"), broker_id=0)
+        fetchers = ReplicaFetcherManager(
+            ReplicaFetcherConfig(broker_id=0, num_fetchers=2),
+            manager,
+            MetadataCache(0),
+            lambda: 7,
+        )
+        manager.replica_fetcher_manager = fetchers
+        try:
+            leader_and_isr(manager, leader=1, epoch=0)
+            assert fetchers.fetch_state(TP) == (1, 0)
+            assert list(fetchers.fetchers) == [(1, fetcher_id_for(TP, 2))]
+            leader_and_isr(manager, leader=2, epoch=1)
+            assert fetchers.fetch_state(TP) == (2, 0)
+            await asyncio.sleep(0)
+            assert [leader for leader, _ in fetchers.fetchers] == [2]
+            leader_and_isr(manager, leader=0, epoch=2)
+            assert fetchers.fetch_state(TP) is None and not fetchers.fetchers
+            leader_and_isr(manager, leader=1, epoch=3)
+            assert fetchers.fetch_state(TP) == (1, 0)
+            assert manager.stop_replicas({TP: (2, False)}) == {TP: ErrorCode.FENCED_LEADER_EPOCH}
+            assert fetchers.fetch_state(TP) == (1, 0)
+            assert manager.stop_replicas({TP: (3, False)}) == {TP: ErrorCode.NONE}
+            assert fetchers.fetch_state(TP) is None and not fetchers.fetchers
+            assert TP in manager.partitions  # delete_partition=False keeps the replica
+        finally:
+            await fetchers.shutdown()
+
+    asyncio.run(scenario())
