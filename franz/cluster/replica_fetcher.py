@@ -106,20 +106,6 @@ UNDEFINED_EPOCH_OFFSET: Final = -1
 _WARN_INTERVAL_S: Final = 10.0
 _BATCH_HEADER: Final = 12  # baseOffset int64 + batchLength int32
 
-_RETRIABLE_WAIT: Final = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.UNKNOWN_TOPIC_ID,
-        ErrorCode.INCONSISTENT_TOPIC_ID,
-        ErrorCode.REPLICA_NOT_AVAILABLE,
-        ErrorCode.KAFKA_STORAGE_ERROR,  # the leader's log dir: wait for the new leader
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-    }
-)
-
-
 @dataclass(frozen=True, slots=True)
 class InitialFetchState:
     """Where a new follower starts (Kafka's ``InitialFetchState``): its leader and leader
@@ -726,6 +712,8 @@ class ReplicaFetcherManager:
         #: Partitions whose own log failed while following (Kafka's ``failedPartitions``).
         self.failed_partitions: set[TopicPartition] = set()
         self._closed = False
+        #: Idle fetchers being closed (a reference keeps their tasks alive).
+        self._closing: set[asyncio.Task[None]] = set()
 
     def add_fetcher_for_partitions(
         self, states: Mapping[TopicPartition, InitialFetchState]
@@ -772,8 +760,8 @@ class ReplicaFetcherManager:
             if not fetcher.partitions:
                 del self.fetchers[key]
                 task = asyncio.get_running_loop().create_task(fetcher.close())
-                _closing.add(task)
-                task.add_done_callback(_closing.discard)
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
 
     def fetch_state(self, tp: TopicPartition) -> tuple[int, int] | None:
         """(leader id, fetch offset) of a followed partition, for tests and metrics."""
@@ -789,12 +777,8 @@ class ReplicaFetcherManager:
         fetchers, self.fetchers = list(self.fetchers.values()), {}
         for fetcher in fetchers:
             await fetcher.close()
-        if _closing:
-            await asyncio.gather(*list(_closing), return_exceptions=True)
-
-
-#: Idle fetchers being closed (a reference keeps their tasks alive).
-_closing: set[asyncio.Task[None]] = set()
+        if self._closing:
+            await asyncio.gather(*list(self._closing), return_exceptions=True)
 
 
 def _error_name(code: int) -> str:

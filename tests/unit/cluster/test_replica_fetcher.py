@@ -28,7 +28,7 @@ from franz.metadata.cache import MetadataCache
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.client import decode_body
 from franz.protocol.fetch import FetchPartitionResult, FetchTopicResult, encode_fetch_response
-from franz.protocol.fetch_response import decode_fetch_response
+from franz.protocol.fetch_response import FetchPartitionData, decode_fetch_response
 from franz.protocol.records.inflated import RecordBatchBuilder
 from franz.storage.files import TopicPartition
 from franz.storage.log import Log
@@ -369,6 +369,36 @@ def test_leader_and_isr_and_stop_replica_start_and_stop_fetchers(
             assert manager.stop_replicas({TP: (3, False)}) == {TP: ErrorCode.NONE}
             assert fetchers.fetch_state(TP) is None and not fetchers.fetchers
             assert TP in manager.partitions  # delete_partition=False keeps the replica
+        finally:
+            await fetchers.shutdown()
+
+    asyncio.run(scenario())
+
+
+def test_a_storage_error_on_the_followers_log_marks_the_partition_failed(
+    tmp_path: Path, open_manager: Callable[..., LogManager]
+) -> None:
+    """KAFKA_STORAGE_ERROR on the follower's own dir (Kafka's ``markPartitionFailed``): the
+    response's records cannot be appended, the fetcher drops the partition and the manager
+    lists it as failed; the next LeaderAndIsr for it starts afresh."""
+
+    async def scenario() -> None:
+        manager = ReplicaManager(open_manager(tmp_path / "logs"), broker_id=0)
+        fetchers = ReplicaFetcherManager(
+            ReplicaFetcherConfig(broker_id=0), manager, MetadataCache(0), lambda: 7
+        )
+        manager.replica_fetcher_manager = fetchers
+        try:
+            manager.become_leader_or_follower(
+                [LeaderAndIsrPartitionState(TP.topic, 0, 1, 0, (0, 1), (0, 1))],
+                {TP.topic: TOPIC_ID},
+            )
+            (fetcher,) = fetchers.fetchers.values()
+            state = fetcher.partitions[TP]
+            manager.partitions[TP].log.mark_offline()
+            data = FetchPartitionData(0, 0, 3, 3, 0, records=memoryview(make_batch(0, 1000)))
+            assert fetcher._process(TP, state, data) is False
+            assert TP not in fetcher.partitions and TP in fetchers.failed_partitions
         finally:
             await fetchers.shutdown()
 
