@@ -95,6 +95,8 @@ log = logging.getLogger(__name__)
 FETCH_VERSION: Final = 17
 #: Truncation on fetch (``last_fetched_epoch`` / ``diverging_epoch``) exists from v12.
 MIN_FETCH_VERSION: Final = 12
+#: Fetch names topics by id from v13.
+FIRST_TOPIC_ID_VERSION: Final = 13
 #: Kafka 3.9's ``listOffsetRequestVersion`` for IBP 3.9 is 9; v1+ has one offset per answer.
 LIST_OFFSETS_VERSION: Final = 9
 MIN_LIST_OFFSETS_VERSION: Final = 1
@@ -105,6 +107,7 @@ UNDEFINED_EPOCH: Final = -1
 UNDEFINED_EPOCH_OFFSET: Final = -1
 _WARN_INTERVAL_S: Final = 10.0
 _BATCH_HEADER: Final = 12  # baseOffset int64 + batchLength int32
+
 
 @dataclass(frozen=True, slots=True)
 class InitialFetchState:
@@ -356,6 +359,10 @@ class ReplicaFetcher:
             return
         connection = await self._connect()
         version = connection.version_for(ApiKey.FETCH, FETCH_VERSION, MIN_FETCH_VERSION)
+        if version >= FIRST_TOPIC_ID_VERSION and any(not s.topic_id.int for s in ready.values()):
+            # A partition whose LeaderAndIsr carried no topic id (v0-4): fetch by name, as
+            # Kafka's fetcher does when a topic id is missing.
+            version = FIRST_TOPIC_ID_VERSION - 1
         sent = {tp: (state.fetch_offset, state.leader_epoch) for tp, state in ready.items()}
         request = self._fetch_request(version, ready)
         timeout = (self.config.socket_timeout_ms + self.config.fetch_wait_max_ms) / 1000
@@ -375,7 +382,7 @@ class ReplicaFetcher:
         names = {state.topic_id: tp.topic for tp, state in ready.items()}
         out_of_range: list[TopicPartition] = []
         for topic in response.responses:
-            name = topic.name if version < 13 else names.get(topic.topic_id, "")
+            name = topic.name if version < FIRST_TOPIC_ID_VERSION else names.get(topic.topic_id, "")
             for data in topic.partitions:
                 tp = TopicPartition(name, data.partition_index)
                 before = sent.get(tp)
