@@ -85,6 +85,7 @@ __all__ = [
     "ReplicaFetcherManager",
     "fetcher_id_for",
     "java_string_hash",
+    "truncation_offset",
     "whole_batches_length",
 ]
 
@@ -94,6 +95,8 @@ log = logging.getLogger(__name__)
 FETCH_VERSION: Final = 17
 #: Truncation on fetch (``last_fetched_epoch`` / ``diverging_epoch``) exists from v12.
 MIN_FETCH_VERSION: Final = 12
+#: Fetch names topics by id from v13.
+FIRST_TOPIC_ID_VERSION: Final = 13
 #: Kafka 3.9's ``listOffsetRequestVersion`` for IBP 3.9 is 9; v1+ has one offset per answer.
 LIST_OFFSETS_VERSION: Final = 9
 MIN_LIST_OFFSETS_VERSION: Final = 1
@@ -104,19 +107,6 @@ UNDEFINED_EPOCH: Final = -1
 UNDEFINED_EPOCH_OFFSET: Final = -1
 _WARN_INTERVAL_S: Final = 10.0
 _BATCH_HEADER: Final = 12  # baseOffset int64 + batchLength int32
-
-_RETRIABLE_WAIT: Final = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.UNKNOWN_TOPIC_ID,
-        ErrorCode.INCONSISTENT_TOPIC_ID,
-        ErrorCode.REPLICA_NOT_AVAILABLE,
-        ErrorCode.KAFKA_STORAGE_ERROR,  # the leader's log dir: wait for the new leader
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +140,8 @@ class ReplicaFetcherConfig:
     fetch_backoff_ms: int = 1000
     #: ``replica.socket.timeout.ms``: connect and request timeout.
     socket_timeout_ms: int = 30000
-    #: ``replica.socket.receive.buffer.bytes`` (-1: the OS default).
+    #: ``replica.socket.receive.buffer.bytes``: kept, not applied (the OS's autotuning is
+    #: left on, as Kafka's -1; a fixed 64 KiB only slows a loopback follower down).
     socket_receive_buffer_bytes: int = 65536
     #: ``inter.broker.listener.name``: the leader's endpoint to connect to.
     listener: str = "PLAINTEXT"
@@ -201,6 +192,31 @@ def whole_batches_length(records: memoryview) -> int:
             break
         position = end
     return position
+
+
+def truncation_offset(
+    follower: Partition, fetch_offset: int, leader_epoch: int, end_offset: int
+) -> int:
+    """Where a follower truncates on a ``diverging_epoch`` (``leader_epoch``, ``end_offset``)
+    answer (Kafka's ``AbstractFetcherThread.getOffsetTruncationState``): an undefined end
+    offset keeps the fetch offset; an undefined epoch, or one the follower never had, the
+    leader's end offset; else the end of the follower's largest epoch <= the leader's, and
+    when that is the leader's own epoch, no further than the leader's end of it. Never past
+    the follower's LEO."""
+    replica_end = follower.log_end_offset
+    if end_offset == UNDEFINED_EPOCH_OFFSET:
+        return fetch_offset
+    if leader_epoch == UNDEFINED_EPOCH:
+        return min(end_offset, replica_end)
+    found = follower.end_offset_for_epoch(leader_epoch)
+    if found is None:
+        return min(end_offset, replica_end)
+    follower_epoch, follower_end = found
+    if follower_epoch != leader_epoch:
+        # The follower does not know the leader's epoch: back to the end of its largest epoch
+        # below it; the next fetch tells whether that is enough.
+        return min(follower_end, replica_end)
+    return min(follower_end, end_offset, replica_end)
 
 
 @dataclass(slots=True)
@@ -343,6 +359,10 @@ class ReplicaFetcher:
             return
         connection = await self._connect()
         version = connection.version_for(ApiKey.FETCH, FETCH_VERSION, MIN_FETCH_VERSION)
+        if version >= FIRST_TOPIC_ID_VERSION and any(not s.topic_id.int for s in ready.values()):
+            # A partition whose LeaderAndIsr carried no topic id (v0-4): fetch by name, as
+            # Kafka's fetcher does when a topic id is missing.
+            version = FIRST_TOPIC_ID_VERSION - 1
         sent = {tp: (state.fetch_offset, state.leader_epoch) for tp, state in ready.items()}
         request = self._fetch_request(version, ready)
         timeout = (self.config.socket_timeout_ms + self.config.fetch_wait_max_ms) / 1000
@@ -362,7 +382,7 @@ class ReplicaFetcher:
         names = {state.topic_id: tp.topic for tp, state in ready.items()}
         out_of_range: list[TopicPartition] = []
         for topic in response.responses:
-            name = topic.name if version < 13 else names.get(topic.topic_id, "")
+            name = topic.name if version < FIRST_TOPIC_ID_VERSION else names.get(topic.topic_id, "")
             for data in topic.partitions:
                 tp = TopicPartition(name, data.partition_index)
                 before = sent.get(tp)
@@ -497,24 +517,9 @@ class ReplicaFetcher:
         leader_epoch: int,
         end_offset: int,
     ) -> None:
-        """Kafka's ``truncateOnFetchResponse`` / ``getOffsetTruncationState``."""
+        """Kafka's ``truncateOnFetchResponse``."""
         replica_end = partition.log_end_offset
-        if end_offset == UNDEFINED_EPOCH_OFFSET:
-            offset = state.fetch_offset
-        elif leader_epoch == UNDEFINED_EPOCH:
-            offset = min(end_offset, replica_end)
-        else:
-            found = partition.end_offset_for_epoch(leader_epoch)
-            if found is None:
-                offset = min(end_offset, replica_end)
-            else:
-                follower_epoch, follower_end = found
-                if follower_epoch != leader_epoch:
-                    # We do not know the leader's epoch: go back to the end of the largest
-                    # epoch below it; the next fetch tells whether that is enough.
-                    offset = min(follower_end, replica_end)
-                else:
-                    offset = min(follower_end, end_offset, replica_end)
+        offset = truncation_offset(partition, state.fetch_offset, leader_epoch, end_offset)
         log.info(
             "[%s] truncating %s to offset %d: the leader's epoch %d ends at %d (fetch offset "
             "%d, log end offset %d)",
@@ -715,6 +720,8 @@ class ReplicaFetcherManager:
         #: Partitions whose own log failed while following (Kafka's ``failedPartitions``).
         self.failed_partitions: set[TopicPartition] = set()
         self._closed = False
+        #: Idle fetchers being closed (a reference keeps their tasks alive).
+        self._closing: set[asyncio.Task[None]] = set()
 
     def add_fetcher_for_partitions(
         self, states: Mapping[TopicPartition, InitialFetchState]
@@ -742,6 +749,7 @@ class ReplicaFetcherManager:
                 existing = self.fetchers[key] = ReplicaFetcher(self, *key)
                 existing.start()
             existing.add_partitions(group)
+        self._shutdown_idle_fetchers()
 
     def remove_fetcher_for_partitions(self, tps: Iterable[TopicPartition]) -> None:
         """Stop fetching ``tps`` (Kafka's ``removeFetcherForPartitions``)."""
@@ -760,8 +768,8 @@ class ReplicaFetcherManager:
             if not fetcher.partitions:
                 del self.fetchers[key]
                 task = asyncio.get_running_loop().create_task(fetcher.close())
-                _closing.add(task)
-                task.add_done_callback(_closing.discard)
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
 
     def fetch_state(self, tp: TopicPartition) -> tuple[int, int] | None:
         """(leader id, fetch offset) of a followed partition, for tests and metrics."""
@@ -777,12 +785,8 @@ class ReplicaFetcherManager:
         fetchers, self.fetchers = list(self.fetchers.values()), {}
         for fetcher in fetchers:
             await fetcher.close()
-        if _closing:
-            await asyncio.gather(*list(_closing), return_exceptions=True)
-
-
-#: Idle fetchers being closed (a reference keeps their tasks alive).
-_closing: set[asyncio.Task[None]] = set()
+        if self._closing:
+            await asyncio.gather(*list(self._closing), return_exceptions=True)
 
 
 def _error_name(code: int) -> str:
