@@ -212,86 +212,112 @@ def test_a_follower_does_not_answer_the_debugging_consumer_or_a_replica(
         ]
 
 
-# -- a real client ---------------------------------------------------------------------------
-
-CLIENT_TOPIC = "validated"
+# -- real clients ----------------------------------------------------------------------------
 
 
-def test_librdkafka_validates_its_position_after_a_leader_epoch_change(
-    node: InProcessBroker,
+class _Reader:
+    """A consumer assigned partition 0 of one topic from offset 0 (no group), refreshing its
+    metadata every 200 ms: librdkafka (confluent-kafka) or kafka-python, both KIP-320."""
+
+    def __init__(self, client: str, bootstrap: str, topic: str) -> None:
+        self.client = client
+        if client == "confluent-kafka":
+            self.rd = Consumer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "group.id": f"epoch-validation-{topic}",
+                    "enable.auto.commit": False,
+                    "topic.metadata.refresh.interval.ms": 200,
+                }
+            )
+            self.rd.assign([TopicPartition(topic, 0, 0)])
+        else:
+            from kafka import KafkaConsumer
+            from kafka import TopicPartition as KafkaTopicPartition
+
+            self.tp = KafkaTopicPartition(topic, 0)
+            self.kp = KafkaConsumer(
+                bootstrap_servers=bootstrap,
+                enable_auto_commit=False,
+                metadata_max_age_ms=200,
+                auto_offset_reset="earliest",
+            )
+            self.kp.assign([self.tp])
+            self.kp.seek(self.tp, 0)
+
+    def poll(self) -> list[bytes]:
+        if self.client == "confluent-kafka":
+            message = self.rd.poll(0.2)
+            if message is None:
+                return []
+            assert message.error() is None, message.error()
+            return [message.value()]
+        return [r.value for rs in self.kp.poll(timeout_ms=200).values() for r in rs]
+
+    def values(self, count: int) -> list[bytes]:
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < count and time.monotonic() < deadline:
+            values += self.poll()
+        assert len(values) == count, values
+        return values
+
+    def close(self) -> None:
+        if self.client == "confluent-kafka":
+            self.rd.close()
+        else:
+            self.kp.close()
+
+
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
+def test_a_client_validates_its_position_after_a_leader_epoch_change(
+    node: InProcessBroker, client: str
 ) -> None:
-    """librdkafka (KIP-320) sends OffsetsForLeaderEpoch when the leader epoch in its metadata
-    changes; the answer (the old epoch ends at the log end offset, past its position) lets it
-    keep reading where it was: every record once, in order, no reset."""
+    """Both clients send OffsetsForLeaderEpoch when the leader epoch in their metadata grows
+    past the epoch of their position (KIP-320); the answer (the old epoch ends at the log end
+    offset, not before their position) lets them go on where they were: every record once,
+    in order, no reset."""
     broker = node.broker
     assert broker is not None
+    topic = f"validated-{client}"
     asked: list[int] = []
     original = HANDLERS[ApiKey.OFFSET_FOR_LEADER_EPOCH]
 
     def counting(ctx: Any, request: Any) -> Any:
-        asked.append(ctx.api_version)
+        if any(t.topic == topic for t in request.topics):
+            asked.append(ctx.api_version)
         return original(ctx, request)
 
-    create_topic(node.bootstrap, CLIENT_TOPIC)
+    create_topic(node.bootstrap, topic)
     node.call(lambda: HANDLERS.__setitem__(ApiKey.OFFSET_FOR_LEADER_EPOCH, counting))
-    consumer = Consumer(
-        {
-            "bootstrap.servers": node.bootstrap,
-            "group.id": "epoch-validation",
-            "enable.auto.commit": False,
-            "topic.metadata.refresh.interval.ms": 200,
-            "enable.partition.eof": False,
-        }
-    )
+    reader = _Reader(client, node.bootstrap, topic)
     try:
-        with WireClient.connect(node.bootstrap) as client:
-            produce(client, CLIENT_TOPIC, 0, 5)
-            consumer.assign([TopicPartition(CLIENT_TOPIC, 0, 0)])
-            got = _poll_values(consumer, 5)
-            epoch = 3
-            topic_id = broker.metadata_cache.topic_id(CLIENT_TOPIC)
-            assert topic_id is not None
-            state = LeaderAndIsrPartitionState(CLIENT_TOPIC, 0, SELF, epoch, (SELF,), (SELF,))
-
-            def bump() -> None:
-                assert (
-                    broker.replica_manager.become_leader_or_follower(
-                        [state], {CLIENT_TOPIC: topic_id}
-                    )
-                    == {}
-                )
-                broker.metadata_cache.update_metadata(
-                    controller_id=0,
-                    live_brokers=broker.metadata_cache.alive_brokers(),
-                    partition_states=[
-                        UpdateMetadataPartitionState(CLIENT_TOPIC, 0, SELF, epoch, (SELF,), (SELF,))
-                    ],
-                    topic_ids={CLIENT_TOPIC: topic_id},
-                )
-
-            node.call(bump)
+        with WireClient.connect(node.bootstrap) as wire:
+            produce(wire, topic, 0, 5)
+            got = reader.values(5)
+            node.call(lambda: _bump_epoch(broker, topic, 3))
             deadline = time.monotonic() + 30
-            while not asked and time.monotonic() < deadline:
-                assert consumer.poll(0.2) is None  # nothing new to read meanwhile
-            assert asked, "librdkafka never validated its position"
-            produce(client, CLIENT_TOPIC, 0, 3)
-            got += _poll_values(consumer, 3)
-            assert consumer.position([TopicPartition(CLIENT_TOPIC, 0)])[0].offset == 8
+            while not asked:
+                assert time.monotonic() < deadline, f"{client} never validated its position"
+                assert reader.poll() == []  # nothing new to read meanwhile
+            produce(wire, topic, 0, 3)
+            got += reader.values(3)
     finally:
-        consumer.close()
+        reader.close()
         node.call(lambda: HANDLERS.__setitem__(ApiKey.OFFSET_FOR_LEADER_EPOCH, original))
     assert got == [f"v{i}".encode() for i in range(5)] + [f"v{i}".encode() for i in range(3)]
-    assert max(asked) >= 2  # librdkafka sends its current leader epoch (v2+)
+    assert max(asked) >= 2, asked  # with the current leader epoch (v2+)
 
 
-def _poll_values(consumer: Consumer, count: int) -> list[bytes]:
-    values: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(values) < count and time.monotonic() < deadline:
-        message = consumer.poll(0.5)
-        if message is None:
-            continue
-        assert message.error() is None, message.error()
-        values.append(message.value())
-    assert len(values) == count, values
-    return values
+def _bump_epoch(broker: Broker, topic: str, epoch: int) -> None:
+    """This broker stays the only replica and leader of partition 0, at ``epoch``."""
+    topic_id = broker.metadata_cache.topic_id(topic)
+    assert topic_id is not None
+    state = LeaderAndIsrPartitionState(topic, 0, SELF, epoch, (SELF,), (SELF,))
+    assert broker.replica_manager.become_leader_or_follower([state], {topic: topic_id}) == {}
+    broker.metadata_cache.update_metadata(
+        controller_id=0,
+        live_brokers=broker.metadata_cache.alive_brokers(),
+        partition_states=[UpdateMetadataPartitionState(topic, 0, SELF, epoch, (SELF,), (SELF,))],
+        topic_ids={topic: topic_id},
+    )
