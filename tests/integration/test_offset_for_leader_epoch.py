@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from franz.broker.broker import Broker
 from franz.broker.handlers import HANDLERS
@@ -24,6 +24,7 @@ from franz.cluster.partition import LeaderAndIsrPartitionState
 from franz.metadata.cache import UpdateMetadataPartitionState
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.messages import build
+from franz.storage.files import TopicPartition as StorageTopicPartition
 from tests.support import old_versions
 from tests.support.clients import create_topic
 from tests.support.inprocess_broker import InProcessBroker, add_other_broker
@@ -321,3 +322,57 @@ def _bump_epoch(broker: Broker, topic: str, epoch: int) -> None:
         partition_states=[UpdateMetadataPartitionState(topic, 0, SELF, epoch, (SELF,), (SELF,))],
         topic_ids={topic: topic_id},
     )
+
+
+def test_librdkafka_detects_a_truncation_past_its_position(node: InProcessBroker) -> None:
+    """The log lost offsets 4-5 (as a follower's divergent tail) and a new epoch starts at 4:
+    a consumer at offset 6 of epoch 0 asks where epoch 0 ends, gets 4, and reports the
+    truncation (KIP-320) instead of silently waiting at an offset the log will reuse."""
+    broker = node.broker
+    assert broker is not None
+    topic = "truncated"
+    create_topic(node.bootstrap, topic)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": node.bootstrap,
+            "group.id": "epoch-truncation",
+            "enable.auto.commit": False,
+            "topic.metadata.refresh.interval.ms": 200,
+            "auto.offset.reset": "error",
+        }
+    )
+    try:
+        with WireClient.connect(node.bootstrap) as wire:
+            produce(wire, topic, 0, 4)
+            produce(wire, topic, 0, 2)  # a batch of its own: truncated whole
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < 6 and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+        assert len(got) == 6
+
+        def truncate_and_bump() -> None:
+            partition = broker.replica_manager.partitions[StorageTopicPartition(topic, 0)]
+            partition.log.truncate_to(4)
+            _bump_epoch(broker, topic, 1)
+
+        node.call(truncate_and_bump)
+        errors: list[KafkaError] = []
+        deadline = time.monotonic() + 30
+        while not errors and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None:
+                assert message.error() is not None, message.value()  # nothing read past 4
+                errors.append(message.error())
+        # auto.offset.reset=error: the truncation surfaces as a failed reset, with the
+        # broker's answer in the message.
+        [error] = errors
+        assert error.code() == KafkaError._AUTO_OFFSET_RESET, error
+        assert "log truncation detected at offset 6 (leader epoch 0): broker end offset is 4" in (
+            error.str()
+        ), error
+    finally:
+        consumer.close()
