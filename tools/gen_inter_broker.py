@@ -6,12 +6,12 @@ APIs and the pre-KIP-896 versions of the client APIs. This script writes, for ea
 inter-broker API and every version (``franz/protocol/inter_broker/``), and for the client
 API versions below kio's floors that Kafka 3.9 still serves (``tests/support/old_versions/``:
 Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, CreateTopics v0,
-DescribeConfigs v0, which the differential tests write and read with them, straight from
-Kafka's schemas and independent of the broker's hand-written codecs), frozen slotted
-dataclasses in
-the shape kio's generic codec (``kio.serial.entity_reader`` / ``entity_writer``) introspects:
-class variables ``__type__``, ``__version__``, ``__flexible__``, ``__api_key__``,
-``__header_schema__``, and per-field ``kafka_type`` metadata. kio then encodes and decodes
+DescribeConfigs v0, OffsetForLeaderEpoch v0-1, which the differential tests write and read
+with them, straight from Kafka's schemas and independent of the broker's hand-written
+codecs), frozen slotted dataclasses in the shape kio's generic codec
+(``kio.serial.entity_reader`` / ``entity_writer``) introspects: class variables
+``__type__``, ``__version__``, ``__flexible__``, ``__api_key__``, ``__header_schema__``,
+and per-field ``kafka_type`` metadata. kio then encodes and decodes
 them like its own classes.
 
 Usage, with a Kafka 3.9 checkout, or the schemas unpacked from ``kafka-clients-3.9.2.jar``
@@ -84,6 +84,7 @@ TARGETS = (
             ("OffsetCommit", "offset_commit", (0, 1)),
             ("CreateTopics", "create_topics", (0, 0)),
             ("DescribeConfigs", "describe_configs", (0, 0)),
+            ("OffsetForLeaderEpoch", "offset_for_leader_epoch", (0, 1)),
         ),
         "pre-KIP-896 client API entities",
     ),

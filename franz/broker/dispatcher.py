@@ -11,7 +11,8 @@ Per request (Kafka's ``RequestChannel`` + ``KafkaApis`` without the god class):
    request (no response body exists for a version Franz cannot encode). Clients never pick
    such versions: they negotiate from ApiVersions.
 4. Decode the body with kio (by hand: Produce, and the versions kio lacks: Fetch v0-3,
-   ListOffsets v0, OffsetCommit v0-1, ``franz.protocol.legacy_versions``; other versions
+   ListOffsets v0, OffsetCommit v0-1, OffsetForLeaderEpoch v0-1,
+   ``franz.protocol.legacy_versions``; other versions
    below Kafka 4.0's floors with the next version's classes, ``franz.protocol.stand_ins``).
    Unparsable: close the connection. That includes a null (-1 count) in an array Kafka's
    schema does not declare nullable (``franz.protocol.guard``): Kafka's generated readers
@@ -55,6 +56,7 @@ from franz.protocol.legacy_versions import (
     decode_legacy_fetch_request,
     decode_legacy_offset_commit_request,
     decode_list_offsets_v0_request,
+    decode_offset_for_leader_epoch_v0_request,
 )
 from franz.protocol.messages import build_response, decode_request, encode_response
 from franz.protocol.produce import decode_produce_request
@@ -152,6 +154,10 @@ class Dispatcher:
                 request = decode_legacy_offset_commit_request(
                     header.api_version, frame, header.size
                 )
+            elif header.api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH and support.is_legacy(
+                header.api_version
+            ):
+                request = decode_offset_for_leader_epoch_v0_request(frame, header.size)
             elif stand_in is not None:
                 request = decode_request(
                     header.api_key,

@@ -2,10 +2,18 @@
 replay it into the coordinator at startup.
 
 Kafka creates the topic on the first FindCoordinator for a group (``offsets.topic.num.
-partitions`` partitions, replication factor ``offsets.topic.replication.factor`` capped at
-the live brokers, ``cleanup.policy=compact``, ``segment.bytes=offsets.topic.segment.bytes``,
-``compression.type=producer``). Loading reads each partition from its log start to its high
-watermark in ``offsets.load.buffer.size`` reads and replays it in offset order.
+partitions`` partitions, replication factor ``offsets.topic.replication.factor``,
+``cleanup.policy=compact``, ``segment.bytes=offsets.topic.segment.bytes``,
+``compression.type=producer``). In cluster mode the factor is not capped: as Kafka 3.9's
+``AutoTopicCreationManager.createTopicsInZk`` (the assignment over the live brokers of the
+metadata cache refuses a factor above their number, INVALID_REPLICATION_FACTOR, KIP-115),
+nothing is created while fewer brokers are alive, FindCoordinator answers
+COORDINATOR_NOT_AVAILABLE, and the next lookup tries again. The embedded single-node mode
+creates it with factor 1, whatever the setting (its one broker is the whole cluster, as
+Kafka's sample ``server.properties`` for one node sets the factor to 1).
+
+Loading reads each partition from its log start to its high watermark in
+``offsets.load.buffer.size`` reads and replays it in offset order.
 
 Coordinators follow the partitions' leaders (Kafka's ``onLeadershipChange``):
 ``on_leadership_change`` hears every LeaderAndIsr's outcome. A partition this broker now
@@ -59,11 +67,16 @@ class OffsetsTopicLog:
         count = self.partition_count()
         if count is not None:
             return count
+        factor = (
+            self._config.get("offsets.topic.replication.factor")
+            if self._topics.cluster is not None
+            else 1
+        )
         try:
             record = self._topics.create_topic(
                 OFFSETS_TOPIC,
                 self._config.get("offsets.topic.num.partitions"),
-                1,  # offsets.topic.replication.factor, capped at the one live broker
+                factor,
                 {
                     "cleanup.policy": "compact",
                     "compression.type": "producer",

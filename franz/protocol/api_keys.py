@@ -124,6 +124,7 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.DELETE_GROUPS: ApiSupport(0, 0, 2, 2),
     ApiKey.OFFSET_DELETE: ApiSupport(0, 0, 0, -1),
     ApiKey.ELECT_LEADERS: ApiSupport(0, 0, 2, 2),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiSupport(0, 2, 4, 4, legacy_from=0),
 }
 
 

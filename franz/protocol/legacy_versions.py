@@ -1,5 +1,5 @@
 """The pre-0.11 versions of Produce (v0-2), Fetch (v0-3), ListOffsets (v0) and OffsetCommit
-(v0-1), by hand.
+(v0-1), and OffsetForLeaderEpoch v0-1 (Kafka 1.x), by hand.
 
 Why hand-written: kio is generated from Kafka 4's schemas, which dropped these versions
 (KIP-896), while Kafka 3.9 still serves them, to clients with ``api.version.request=false``
@@ -35,6 +35,12 @@ Wire formats (``ProduceRequest.json`` etc. at Kafka 3.9)::
       topics [name string, partitions [partition_index int32, committed_offset int64,
               commit_timestamp int64 (v1 only), committed_metadata nullable string]]
     (OffsetCommit v0-1 responses are v2's: ``franz.protocol.offset_commit``.)
+
+    OffsetForLeaderEpoch v0-1 request (v2 inserts current_leader_epoch before leader_epoch)
+      topics [topic string, partitions [partition int32, leader_epoch int32]]
+    OffsetForLeaderEpoch v0-1 response (v2 adds a leading throttle_time_ms int32)
+      topics [topic string, partitions [error_code int16, partition int32,
+              leader_epoch int32 (v1 only), end_offset int64]]
 """
 
 from __future__ import annotations
@@ -55,8 +61,10 @@ __all__ = [
     "decode_legacy_fetch_request",
     "decode_legacy_offset_commit_request",
     "decode_list_offsets_v0_request",
+    "decode_offset_for_leader_epoch_v0_request",
     "encode_legacy_produce_response",
     "encode_list_offsets_v0_response",
+    "encode_offset_for_leader_epoch_v0_response",
 ]
 
 _I16: Final = struct.Struct(">h")
@@ -291,3 +299,58 @@ def decode_legacy_offset_commit_request(
             )
         topics.append(LegacyOffsetCommitTopic(name, partitions))
     return LegacyOffsetCommitRequest(group_id, generation, member_id, topics)
+
+
+# -- OffsetForLeaderEpoch v0-1 ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyOffsetForLeaderPartition:
+    partition: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyOffsetForLeaderTopic:
+    topic: str
+    partitions: list[LegacyOffsetForLeaderPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyOffsetForLeaderEpochRequest:
+    topics: list[LegacyOffsetForLeaderTopic]
+
+
+def decode_offset_for_leader_epoch_v0_request(
+    frame: bytes | bytearray, offset: int
+) -> LegacyOffsetForLeaderEpochRequest:
+    """Decode an OffsetForLeaderEpoch v0-1 body (the same bytes); ``InvalidRequestError`` if
+    malformed."""
+    r = _Reader(frame, offset)
+    topics = []
+    for _ in range(r.count()):
+        name = r.string()
+        partitions = [
+            LegacyOffsetForLeaderPartition(r.int32(), r.int32()) for _ in range(r.count())
+        ]
+        topics.append(LegacyOffsetForLeaderTopic(name, partitions))
+    return LegacyOffsetForLeaderEpochRequest(topics)
+
+
+def encode_offset_for_leader_epoch_v0_response(
+    version: int, topics: Sequence[Mapping[str, Any]]
+) -> bytes:
+    """An OffsetForLeaderEpoch v0 or v1 body; ``topics``: ``{"topic", "partitions":
+    [{"error_code", "partition", "leader_epoch", "end_offset"}]}``."""
+    out = bytearray(_I32.pack(len(topics)))
+    for topic in topics:
+        _string(out, topic["topic"])
+        partitions: Sequence[Mapping[str, Any]] = topic["partitions"]
+        out += _I32.pack(len(partitions))
+        for p in partitions:
+            out += _I16.pack(int(p["error_code"]))
+            out += _I32.pack(p["partition"])
+            if version >= 1:
+                out += _I32.pack(p["leader_epoch"])
+            out += _I64.pack(p["end_offset"])
+    return bytes(out)

@@ -57,18 +57,27 @@ class LeaderEpochFileCache:
         self._flush()
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """(epoch, end offset) as OffsetForLeaderEpoch answers it; (-1, -1) if unknown."""
-        if not self._entries or requested_epoch == UNDEFINED_EPOCH:
+        """(epoch, end offset) of ``requested_epoch``, Kafka's ``LeaderEpochFileCache.
+        endOffsetFor``; (-1, -1) (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET) if unknown.
+
+        * -1 (a bootstrapping follower, an old message format) or an empty cache: unknown;
+        * the latest epoch: the log end offset (the epoch is still being written);
+        * an epoch with a higher one cached: the largest cached epoch at or below it and the
+          start offset of the first higher one; below every cached epoch (their data was
+          deleted), the requested epoch itself with the first entry's start offset;
+        * above the latest epoch: unknown.
+        """
+        if requested_epoch == UNDEFINED_EPOCH or not self._entries:
             return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
         if requested_epoch == self.latest_epoch:
             return requested_epoch, log_end_offset
         epochs = [e.epoch for e in self._entries]
-        i = bisect.bisect_right(epochs, requested_epoch)
-        if i == 0:
+        higher = bisect.bisect_right(epochs, requested_epoch)
+        if higher == len(self._entries):
             return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-        if i == len(self._entries):
-            return self._entries[-1].epoch, log_end_offset
-        return self._entries[i - 1].epoch, self._entries[i].start_offset
+        if higher == 0:
+            return requested_epoch, self._entries[0].start_offset
+        return self._entries[higher - 1].epoch, self._entries[higher].start_offset
 
     def truncate_from_end(self, end_offset: int) -> None:
         """Drop entries starting at or after ``end_offset`` (the log was truncated)."""

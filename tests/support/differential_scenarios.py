@@ -916,6 +916,47 @@ def offset_delete(s: Session, v: int) -> None:
     s.send(ApiKey.OFFSET_DELETE, request(s.name("unknown")), label="unknown group")
 
 
+def offset_for_leader_epoch(s: Session, v: int) -> None:
+    """Both brokers lead the new topic's partitions at leader epoch 0 from offset 0."""
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    produce(s, topic, records(3))
+    produce(s, topic, records(2))
+
+    def request(
+        partitions: list[tuple[int, int, int]], name: str = topic, replica_id: int = -1
+    ) -> dict[str, Any]:
+        """``partitions``: (partition, leader_epoch, current_leader_epoch)."""
+        return {
+            "replica_id": replica_id,
+            "topics": [
+                {
+                    "topic": name,
+                    "partitions": [
+                        {"partition": p, "leader_epoch": e, "current_leader_epoch": c}
+                        for p, e, c in partitions
+                    ],
+                }
+            ],
+        }
+
+    epochs = request([(0, 0, -1), (1, 0, -1), (0, -1, -1), (0, 1, -1)])
+    s.send(ApiKey.OFFSET_FOR_LEADER_EPOCH, epochs, label="latest, undefined and future epochs")
+    s.send(ApiKey.OFFSET_FOR_LEADER_EPOCH, request([(0, 0, -1), (4, 0, -1)]), label="no partition")
+    unknown = request([(0, 0, -1)], name=s.name("unknown"))
+    s.send(ApiKey.OFFSET_FOR_LEADER_EPOCH, unknown, label="unknown topic")
+    if v >= 2:  # KIP-320: the leaders' epoch is 0; 1 is one they do not know yet
+        fenced = request([(0, 0, 0), (0, 0, 1), (1, 0, 1)])
+        s.send(ApiKey.OFFSET_FOR_LEADER_EPOCH, fenced, label="current leader epoch")
+    if v >= 3:  # the debugging consumer and a replica id
+        for replica_id in (-2, 5):
+            s.send(
+                ApiKey.OFFSET_FOR_LEADER_EPOCH,
+                request([(0, 0, -1)], replica_id=replica_id),
+                label=f"replica id {replica_id}",
+            )
+
+
 #: Scenarios that do not apply below a version: idempotent batches need magic 2 (Produce v3+).
 FIRST_VERSION: Final = {"produce-idempotent": FIRST_V2_PRODUCE}
 
@@ -957,6 +998,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
         ("list-groups", ApiKey.LIST_GROUPS, list_groups),
         ("delete-groups", ApiKey.DELETE_GROUPS, delete_groups),
         ("offset-delete", ApiKey.OFFSET_DELETE, offset_delete),
+        ("offset-for-leader-epoch", ApiKey.OFFSET_FOR_LEADER_EPOCH, offset_for_leader_epoch),
     )
 )
 

@@ -41,6 +41,7 @@ from franz.broker.handlers import (
     offset_commit,
     offset_delete,
     offset_fetch,
+    offset_for_leader_epoch,
     produce,
     stop_replica,
     sync_group,
@@ -80,6 +81,7 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.DELETE_GROUPS: delete_groups.handle,
     ApiKey.OFFSET_DELETE: offset_delete.handle,
     ApiKey.ELECT_LEADERS: elect_leaders.handle,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,

@@ -4,8 +4,10 @@ A group's coordinator is the leader of its ``__consumer_offsets`` partition,
 ``abs(hashCode(group_id)) % partitions`` with Java's ``String.hashCode`` (Kafka's
 ``partitionFor``), read from the metadata cache; in the embedded single-node mode that is
 this broker for every group. As in Kafka, the first lookup of a group creates
-``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, compacted); if that
-fails the answer is COORDINATOR_NOT_AVAILABLE and the client retries. v4+ batches keys (KIP-699).
+``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, compacted, replication
+factor ``offsets.topic.replication.factor`` in cluster mode: ``franz.broker.offsets_log``);
+if that fails (in cluster mode: fewer live brokers than the factor) the answer is
+COORDINATOR_NOT_AVAILABLE and the client retries. v4+ batches keys (KIP-699).
 
 Transactional ids (key type 1) get TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), with an error
 message saying why, until Franz has a transaction coordinator. Why that code: it is the one
@@ -39,7 +41,7 @@ from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers.init_producer_id import TRANSACTIONS_UNSUPPORTED
 from franz.coordinator.group.offsets_schema import partition_for
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
-from franz.errors import ErrorCode
+from franz.errors import ErrorCode, InvalidReplicationFactorError
 
 __all__ = ["handle"]
 
@@ -74,6 +76,11 @@ def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     if key_type == GROUP_KEY:
         try:
             count = ctx.services.offsets_log.ensure_topic()
+        except InvalidReplicationFactorError as exc:
+            # Kafka's ZkAdminManager logs this at INFO ("Error processing create topic
+            # request"); clients retry until enough brokers are alive.
+            log.info("cannot create %s yet: %s", OFFSETS_TOPIC, exc)
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         except Exception:
             log.exception("creating __consumer_offsets failed")
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)

@@ -8,6 +8,9 @@ Kafka's first LEADER_NOT_AVAILABLE. In cluster mode, as Kafka 3.9's ZooKeeper-mo
 or already recorded in ZooKeeper but not in the metadata cache yet (its leaders not elected:
 Kafka's TOPIC_ALREADY_EXISTS), answers LEADER_NOT_AVAILABLE at the topic level with no
 partitions; without auto-creation such a topic is UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+``__consumer_offsets`` is auto-created too, with the
+``offsets.topic.*`` settings (``franz.broker.offsets_log``; in cluster mode fewer live brokers
+than ``offsets.topic.replication.factor`` answer INVALID_REPLICATION_FACTOR, as Kafka 3.9).
 Topics requested by id (v10+) that do not exist get UNKNOWN_TOPIC_ID; invalid names
 INVALID_TOPIC_EXCEPTION. A partition whose log dir failed has no leader (LEADER_NOT_AVAILABLE,
 leader -1, this broker offline).
@@ -28,7 +31,7 @@ CLUSTER operation. Unasked, both are ``Integer.MIN_VALUE``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from franz.broker.authorized_operations import (
     CLUSTER_OPERATIONS,
@@ -37,8 +40,12 @@ from franz.broker.authorized_operations import (
 )
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
+from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
 from franz.errors import ApiError, ErrorCode, error_code_for
 from franz.metadata.cache import MetadataCache, is_internal_topic
+
+if TYPE_CHECKING:
+    from franz.broker.services import BrokerServices
 
 __all__ = ["handle"]
 
@@ -74,7 +81,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             exists = cache.contains(name)
             if not exists and allow_auto_create:
                 try:
-                    exists = services.topic_manager.maybe_auto_create(name) is not None
+                    if name == OFFSETS_TOPIC:
+                        exists = _maybe_create_offsets_topic(services)
+                    else:
+                        exists = services.topic_manager.maybe_auto_create(name) is not None
                 except ApiError as exc:
                     results.append(_error_topic(name, None, error_code_for(exc)))
                     continue
@@ -108,11 +118,22 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     }
 
 
+def _maybe_create_offsets_topic(services: BrokerServices) -> bool:
+    """``__consumer_offsets`` is auto-created as FindCoordinator creates it (Kafka's
+    ``AutoTopicCreationManager.creatableTopic``: ``offsets.topic.*`` settings); True if it
+    exists or is being created."""
+    if not services.config.get("auto.create.topics.enable"):
+        return False
+    services.offsets_log.ensure_topic()
+    return True
+
+
 def _error_topic(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, Any]:
     out: dict[str, Any] = {
         "error_code": code,
         "name": name,
-        "is_internal": False,
+        # Kafka's metadataResponseTopic(error, topic, Topic.isInternal(topic), ...).
+        "is_internal": name is not None and is_internal_topic(name),
         "partitions": [],
         "topic_authorized_operations": OPERATIONS_OMITTED,
     }

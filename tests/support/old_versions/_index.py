@@ -14,6 +14,8 @@ from tests.support.old_versions.fetch import v3 as fetch_v3
 from tests.support.old_versions.list_offsets import v0 as list_offsets_v0
 from tests.support.old_versions.offset_commit import v0 as offset_commit_v0
 from tests.support.old_versions.offset_commit import v1 as offset_commit_v1
+from tests.support.old_versions.offset_for_leader_epoch import v0 as offset_for_leader_epoch_v0
+from tests.support.old_versions.offset_for_leader_epoch import v1 as offset_for_leader_epoch_v1
 from tests.support.old_versions.produce import v0 as produce_v0
 from tests.support.old_versions.produce import v1 as produce_v1
 from tests.support.old_versions.produce import v2 as produce_v2
@@ -26,6 +28,7 @@ VERSIONS: Final[dict[int, tuple[int, int, int]]] = {
     8: (0, 1, 8),
     19: (0, 0, 5),
     32: (0, 0, 4),
+    23: (0, 1, 4),
 }
 
 REQUESTS: Final[dict[tuple[int, int], type[Any]]] = {
@@ -41,6 +44,8 @@ REQUESTS: Final[dict[tuple[int, int], type[Any]]] = {
     (8, 1): offset_commit_v1.OffsetCommitRequest,
     (19, 0): create_topics_v0.CreateTopicsRequest,
     (32, 0): describe_configs_v0.DescribeConfigsRequest,
+    (23, 0): offset_for_leader_epoch_v0.OffsetForLeaderEpochRequest,
+    (23, 1): offset_for_leader_epoch_v1.OffsetForLeaderEpochRequest,
 }
 
 RESPONSES: Final[dict[tuple[int, int], type[Any]]] = {
@@ -56,4 +61,6 @@ RESPONSES: Final[dict[tuple[int, int], type[Any]]] = {
     (8, 1): offset_commit_v1.OffsetCommitResponse,
     (19, 0): create_topics_v0.CreateTopicsResponse,
     (32, 0): describe_configs_v0.DescribeConfigsResponse,
+    (23, 0): offset_for_leader_epoch_v0.OffsetForLeaderEpochResponse,
+    (23, 1): offset_for_leader_epoch_v1.OffsetForLeaderEpochResponse,
 }

@@ -49,6 +49,7 @@ KAFKA_3_9_MAX = {
     ApiKey.DELETE_GROUPS: 2,
     ApiKey.OFFSET_DELETE: 0,
     ApiKey.ELECT_LEADERS: 2,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: 4,
 }
 
 
@@ -136,7 +137,7 @@ def test_accepts_and_is_flexible() -> None:
 
 
 def test_unknown_api_has_no_advertised_range() -> None:
-    assert advertised_range(ApiKey.OFFSET_FOR_LEADER_EPOCH) is None
+    assert advertised_range(29) is None  # DescribeAcls
     assert advertised_range(9999) is None
 
 

@@ -1,0 +1,1 @@
+"""OffsetForLeaderEpoch (API key 23)."""
