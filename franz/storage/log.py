@@ -651,6 +651,11 @@ class Log:
         """Remove every batch at or after ``offset`` (a follower diverged from its leader)."""
         self._check_online()
         if offset >= self.log_end_offset:
+            # As Kafka's UnifiedLog.truncateTo: the epoch cache is truncated all the same. A
+            # broker that became leader assigned its epoch at its log end offset, and may
+            # have lost leadership before appending anything in it; a follower keeping that
+            # entry would ask its new leader about an epoch it never wrote, forever.
+            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
             return False
         if offset < self._segments[0].base_offset:
             self.truncate_fully_and_start_at(offset)

@@ -282,6 +282,19 @@ def test_truncate_to_removes_batches_and_epochs(tmp_path):
     assert log.append_as_leader(batch(1), leader_epoch=9).first_offset == 6
 
 
+def test_truncate_to_the_log_end_still_drops_an_epoch_that_holds_no_data(tmp_path):
+    # Kafka's UnifiedLog.truncateTo: a broker that became leader (its epoch assigned at the
+    # log end offset) and lost leadership before appending keeps no entry for that epoch
+    # once it truncates as a follower, even where nothing is cut.
+    log = make_log(tmp_path)
+    log.append_as_leader(batch(2), leader_epoch=0)
+    log.leader_epoch_cache.assign(5, log.log_end_offset)
+    assert log.leader_epoch_cache.latest_epoch == 5
+    assert not log.truncate_to(log.log_end_offset)
+    assert log.leader_epoch_cache.entries == [(0, 0)]
+    assert log.log_end_offset == 2
+
+
 def test_leader_epoch_end_offsets(tmp_path):
     log = make_log(tmp_path)
     for epoch in (0, 0, 2, 2, 5):
