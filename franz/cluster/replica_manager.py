@@ -217,6 +217,9 @@ class ReplicaManager:
                 epoch_before = partition.leader_epoch
                 if partition.make_leader(state) or state.leader_epoch != epoch_before:
                     new_leaders.append(partition)
+                # Kafka's makeLeader then tryCompleteDelayedRequests: the controller's new ISR
+                # (a dead follower removed) may let the HW, and acks=all produces, move on.
+                self.on_high_watermark_increment(partition)
             else:
                 if partition.make_follower(state):
                     new_followers.append(partition)
