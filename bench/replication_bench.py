@@ -8,7 +8,10 @@ processes in cluster mode on a chroot of it, then (``--peer kafka``, the default
 Apache Kafka 3.9 brokers in ZooKeeper mode on another chroot (``bench.kafka_peer``: the
 shipped ``server.properties``, ``kafka-server-start.sh``'s JVM flags, the jars fetched by
 ``scripts/fetch-kafka-reference.sh``). One cluster runs at a time; both get the same
-``zookeeper.session.timeout.ms`` (``--session-ms``, Kafka's default 18000).
+``zookeeper.session.timeout.ms`` (``--session-ms``, Kafka's default 18000; 6000 with
+``--quick``). Before the figures each cluster gets an untimed warm-up (``kcat -P`` acks=all of
+the input into an RF=3 topic and ``kcat -C`` of it; ``--no-warm-up`` skips it), so Kafka's JIT
+has compiled its produce, replication and fetch paths, as in a long-running broker.
 
 Scenarios, each on each cluster:
 
@@ -99,6 +102,7 @@ class Settings:
     probe_rate: float
     session_ms: int
     peer: str
+    warm_up: bool = True
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -107,7 +111,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="Issue 17's figures: RF=3 acks=all throughput, latency, unavailability "
         "on 3 franz brokers and 3 Kafka 3.9 brokers.",
     )
-    p.add_argument("--quick", action="store_true", help="200,000 records, 2 runs, 5 s latency")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="200,000 records, 2 runs, 5 s latency, session timeout 6000 ms",
+    )
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=",".join(SCENARIOS))
     p.add_argument("--peer", choices=PEERS, default="kafka", help="the reference (kafka)")
     p.add_argument("--records", type=int, help="records per kcat -P run (2,000,000; quick 200,000)")
@@ -120,8 +128,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--session-ms",
         type=int,
-        default=KAFKA_SESSION_MS,
-        help="zookeeper.session.timeout.ms of every broker (Kafka's default 18000)",
+        help="zookeeper.session.timeout.ms of every broker (Kafka's default 18000; quick 6000)",
+    )
+    p.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="skip the untimed kcat -P/-C of the input on each cluster before the figures",
     )
     p.add_argument("--results-dir", help="where replication-<timestamp>.md goes (bench/results)")
     return p.parse_args(argv)
@@ -140,8 +152,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         latency_seconds=args.latency_seconds or (5.0 if quick else 10.0),
         latency_rate=args.latency_rate,
         probe_rate=args.probe_rate,
-        session_ms=args.session_ms,
+        session_ms=args.session_ms or (6000 if quick else KAFKA_SESSION_MS),
         peer=args.peer,
+        warm_up=not args.no_warm_up,
     )
 
 
@@ -416,7 +429,9 @@ class Bench:
         cfg = self.cfg
         systems = 2 if cfg.peer == "kafka" else 1
         per_run = cfg.records * (VALUE_SIZE + 12) * (1 + 3)
-        return cfg.records * (VALUE_SIZE + 1) + per_run * cfg.produce_runs * systems + (1 << 30)
+        warm_up = cfg.records * (VALUE_SIZE + 12) * 3
+        runs = per_run * cfg.produce_runs + warm_up
+        return cfg.records * (VALUE_SIZE + 1) + runs * systems + (1 << 30)
 
     def run(self) -> None:
         free = shutil.disk_usage(self.base).free
@@ -446,6 +461,8 @@ class Bench:
             try:
                 cluster.start()
                 print(f"  3 brokers registered in {time.monotonic() - began:.1f} s", flush=True)
+                if self.cfg.warm_up and {"throughput", "latency"} & set(self.cfg.scenarios):
+                    self.warm_up(cluster)
                 for name in SCENARIOS:
                     if name not in self.cfg.scenarios:
                         continue
@@ -466,12 +483,32 @@ class Bench:
 
     # -- throughput ------------------------------------------------------------------------------
 
-    def scenario_throughput(self, cluster: ClusterSystem) -> None:
-        cfg = self.cfg
+    def ensure_input(self) -> None:
         if not self.input_path.exists():
             t0 = time.perf_counter()
-            make_input(self.input_path, cfg.records, VALUE_SIZE)
-            print(f"  input: {cfg.records:,} lines, {time.perf_counter() - t0:.1f} s", flush=True)
+            make_input(self.input_path, self.cfg.records, VALUE_SIZE)
+            took = time.perf_counter() - t0
+            print(f"  input: {self.cfg.records:,} lines, {took:.1f} s", flush=True)
+
+    def warm_up(self, cluster: ClusterSystem) -> None:
+        """Untimed: ``kcat -P`` (acks=all) of the input into an RF=3 topic and ``kcat -C`` of
+        it, so a JVM broker's JIT has compiled the produce, replication and fetch paths before
+        the timed runs (a broker in production is long-running); franz gets the same."""
+        t0 = time.monotonic()
+        self.ensure_input()
+        create_topic(cluster.bootstrap(), "warm-up", self.cfg.partitions, 3, MIN_ISR)
+        cluster.wait_topic("warm-up", self.cfg.partitions, 3)
+        timeout = max(120.0, self.cfg.records / 10_000)
+        produce = ["kcat", "-P", "-b", cluster.bootstrap(), "-t", "warm-up", "-X", "acks=all"]
+        run_timed(produce, timeout=timeout, stdin_path=self.input_path)
+        consume = ["kcat", "-C", "-b", cluster.bootstrap(), "-t", "warm-up", "-o", "beginning",
+                   "-e", "-q", "-f", "x"]  # fmt: skip
+        run_timed(consume, timeout=timeout)
+        print(f"  warmed up (untimed) in {time.monotonic() - t0:.1f} s", flush=True)
+
+    def scenario_throughput(self, cluster: ClusterSystem) -> None:
+        cfg = self.cfg
+        self.ensure_input()
         for i in range(cfg.produce_runs):
             for rf, acks, config in rotate(CASES, i):
                 topic = f"rf{rf}-{i}"

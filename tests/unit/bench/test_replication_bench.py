@@ -80,5 +80,6 @@ def test_quick_and_full_settings() -> None:
     full = settings_from_args(parse_args([]))
     assert (full.records, full.runs, full.session_ms, full.peer) == (2_000_000, 5, 18000, "kafka")
     quick = settings_from_args(parse_args(["--quick", "--peer", "none"]))
-    assert (quick.records, quick.runs, quick.peer) == (200_000, 2, "none")
+    assert (quick.records, quick.runs, quick.session_ms, quick.peer) == (200_000, 2, 6000, "none")
+    assert quick.warm_up and not settings_from_args(parse_args(["--no-warm-up"])).warm_up
     assert settings_from_args(parse_args(["--records", "1000", "--runs", "3"])).runs == 3
