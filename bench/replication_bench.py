@@ -592,9 +592,11 @@ class Bench:
     # -- unavailability ----------------------------------------------------------------------------
 
     def scenario_unavailability(self, cluster: ClusterSystem) -> None:
-        for how, sig in (("SIGKILL", signal.SIGKILL), ("SIGTERM (controlled)", signal.SIGTERM)):
+        kinds = (("SIGKILL", signal.SIGKILL), ("SIGTERM (controlled)", signal.SIGTERM))
+        for how, sig in kinds:
             for i in range(self.cfg.runs):
-                outage = self.outage(cluster, how, sig, i)
+                last = sig == kinds[-1][1] and i == self.cfg.runs - 1
+                outage = self.outage(cluster, how, sig, i, restart=not last)
                 self.results.outages.append(outage)
                 if outage.seconds is None:
                     self.results.warn(
@@ -603,8 +605,11 @@ class Bench:
                     )
                     break
 
-    def outage(self, cluster: ClusterSystem, how: str, sig: signal.Signals, i: int) -> Outage:
-        """One run: the leader of partition 0 gets ``sig`` under the probe; it is restarted.
+    def outage(
+        self, cluster: ClusterSystem, how: str, sig: signal.Signals, i: int, *, restart: bool
+    ) -> Outage:
+        """One run: the leader of partition 0 gets ``sig`` under the probe; it is restarted
+        (unless ``restart`` is false: the bench's last run on this cluster).
 
         SIGKILL: back at the first acknowledgement of a record sent after the signal. SIGTERM
         (controlled shutdown: the broker keeps leading until the controller moved its
@@ -652,6 +657,8 @@ class Bench:
             f"failed {len(probe.errors)}, unflushed {probe.left}, fatal {probe.fatal[:1]})",
             flush=True,
         )
+        if not restart:
+            return outage
         t0 = time.monotonic()
         cluster.start_broker(victim)
         wait_until(cluster.all_registered, 120, f"broker {victim} registered again")
