@@ -519,6 +519,11 @@ class AckProbe:
                     error = exc.args[0]
                     if not (error.fatal() or error.code() == KafkaError._FATAL):
                         raise
+                    if error.code() == KafkaError._FATAL:  # "produce refused": why, poll says
+                        try:
+                            producer.poll(0)
+                        except KafkaException as cause:
+                            error = cause.args[0]
                     if not self._fatal_now.is_set():
                         self.fatal.append(f"{error.name()}: {error.str()}")
                         self._fatal_now.set()
