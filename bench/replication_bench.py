@@ -680,14 +680,16 @@ def caveats(cfg: Settings) -> list[str]:
         "delivery report of the first record produced after it (each late by up to one "
         f"probe interval, {1000 / cfg.probe_rate:.1f} ms); it includes the client's own "
         "reaction (metadata refresh, retries). After a SIGKILL the leader moves only when "
-        f"ZooKeeper expires the broker's session ({cfg.session_ms} ms, checked every 2 s tick).",
+        f"ZooKeeper expires the broker's session ({cfg.session_ms} ms after the last ping "
+        "it heard, checked every 2 s tick, so a little less than the timeout is possible).",
         "Each unavailability run uses a fresh topic, so an ISR that stayed shrunk after an "
         "earlier kill never matters.",
         "Latency on this shared 2-core VM is far from the published figures for both systems "
-        "(LinkedIn's Kafka: 2 ms p50); the suite measured a single Kafka 3.9 broker at p50 "
-        "110 ms with the same client and settings under load (bench/published/2026-11-25). "
-        "Kafka's consumers read below the HW, which moves when followers fetch again, so its "
-        "RF=3 latency carries the followers' fetch round trips on a starved CPU.",
+        "(LinkedIn's Kafka: 2 ms p50). The Kafka row is not a usable reference here yet: "
+        "with the same latency child, 3 Kafka brokers gave p50 1.8 s even for RF=1 acks=1 "
+        "(0.5 s with fetch.wait.max.ms=100: it follows the consumer's fetch wait), and the "
+        "suite measured one Kafka broker at p50 110 ms under load "
+        "(bench/published/2026-11-25); not investigated further.",
         "The mode line says whether followers copied the data (read from the log dirs after "
         "the RF=3 run): with 'NOT replicated' the RF=3 and acks=all figures are a leader "
         "acknowledging alone, not yet issue 17's replication.",
