@@ -637,11 +637,12 @@ _STAMP = struct.Struct(">qq")  # sequence number, perf_counter_ns() at send
 
 
 def _latency_main(args: argparse.Namespace) -> dict[str, Any]:
-    """Child: one record at a time to partition 0, a long-polling consumer, same clock."""
+    """Child: one record at a time to partition 0 (``--acks``, 1 by default), a long-polling
+    consumer, same clock."""
     from confluent_kafka import OFFSET_END, TopicPartition
 
     producer, bootstrap, _ = _open_producer(
-        args, {"acks": 1, "linger.ms": 0, "socket.nagle.disable": True}
+        args, {"acks": args.acks, "linger.ms": 0, "socket.nagle.disable": True}
     )
     consumer = _consumer(
         bootstrap,
@@ -723,6 +724,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             c.add_argument("--seconds", type=float, default=5.0)
             c.add_argument("--fetch-wait-ms", type=int, default=500)
             c.add_argument("--warmup-s", type=float, default=15.0)
+            c.add_argument("--acks", default="1", help="the producer's acks (1; all, 0)")
     args = p.parse_args(argv)
     if args.command == "mock":
         return _mock_main()

@@ -12,8 +12,10 @@ says how to fetch them, and the suite skips the Kafka rows with that message.
   ``config/zookeeper.properties``'s settings (``maxClientCnxns=0``, no AdminServer) on a free
   loopback port. It is not measured: the Kafka rows are the broker process alone (the suite
   prints ZooKeeper's own CPU and RSS in a note).
-- :class:`KafkaPeer`: ``kafka.Kafka server.properties``, ZooKeeper mode, with the JVM flags
-  of ``kafka-server-start.sh`` (heap ``-Xmx1G -Xms1G``) and ``kafka-run-class.sh`` (G1,
+- :class:`KafkaPeer`: ``kafka.Kafka server.properties``, ZooKeeper mode (``broker_id`` and
+  ``overrides`` for the brokers of a cluster, as ``bench.replication_bench`` runs three),
+  with the JVM flags of ``kafka-server-start.sh`` (heap ``-Xmx1G -Xms1G``) and
+  ``kafka-run-class.sh`` (G1,
   ``MaxGCPauseMillis=20``, ...), :data:`KAFKA_JVM_FLAGS`; the ``server.properties`` is the
   shipped ``config/server.properties`` (:func:`server_properties`) with this run's listener,
   log dir and chroot. Kafka's flush defaults are kept: ``log.flush.interval.messages`` and
@@ -37,6 +39,7 @@ import os
 import re
 import shutil
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,7 +212,15 @@ class KafkaPeer(_JvmServer):
     name = "kafka"
 
     def __init__(
-        self, data_dir: Path, libs: Path, zookeeper: str, *, chroot: str, partitions: int
+        self,
+        data_dir: Path,
+        libs: Path,
+        zookeeper: str,
+        *,
+        chroot: str,
+        partitions: int,
+        broker_id: int = 0,
+        overrides: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(data_dir)
         self.libs, self.zookeeper, self.chroot, self.partitions = (
@@ -218,11 +229,15 @@ class KafkaPeer(_JvmServer):
             chroot,
             partitions,
         )
+        self.broker_id = broker_id
+        self.overrides = dict(overrides or {})
+        self._log_offset = 0
 
     def args(self) -> list[str]:
         props = server_properties(
             self.port, f"{self.zookeeper}/{self.chroot}", self.data_dir / "logs", self.partitions
         )
+        props |= {"broker.id": str(self.broker_id), **self.overrides}
         config = _write(
             self.data_dir / "server.properties", "".join(f"{k}={v}\n" for k, v in props.items())
         )
@@ -230,10 +245,15 @@ class KafkaPeer(_JvmServer):
         return _java(self.libs, KAFKA_JVM_FLAGS, log4j, "kafka.Kafka", str(config))
 
     def ready(self) -> bool:
+        """This start's ``started`` line (a restart appends to the same log file)."""
         with (self.data_dir / "server.log").open("rb") as f:
+            f.seek(self._log_offset)
             return KAFKA_STARTED.encode() in f.read()
 
     def start(self, timeout: float = 120.0) -> KafkaPeer:
+        """Start (again, after ``stop`` or ``kill``: same log dir, a new port)."""
+        log = self.data_dir / "server.log"
+        self._log_offset = log.stat().st_size if log.exists() else 0
         super().start(timeout)
         return self
 
