@@ -32,7 +32,15 @@ import time
 from typing import TYPE_CHECKING
 
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC, LoadedPartition, replay
-from franz.errors import ApiError, CoordinatorNotAvailableError, TopicAlreadyExistsError
+from franz.errors import (
+    ApiError,
+    CoordinatorNotAvailableError,
+    ErrorCode,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    RequestTimedOutError,
+    TopicAlreadyExistsError,
+)
 from franz.protocol.records.batch import iter_batches, peek_batch_size
 from franz.storage.files import TopicPartition
 
@@ -47,6 +55,14 @@ if TYPE_CHECKING:
     from franz.storage.log import Log
 
 __all__ = ["OffsetsTopicLog"]
+
+#: The errors of an acks=all wait, as the coordinator's ``CoordinatorLog`` raises them.
+_REPLICATION_ERRORS: dict[ErrorCode, type[ApiError]] = {
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: NotLeaderOrFollowerError,
+    ErrorCode.NOT_ENOUGH_REPLICAS: NotEnoughReplicasError,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: NotEnoughReplicasError,
+    ErrorCode.REQUEST_TIMED_OUT: RequestTimedOutError,
+}
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +108,30 @@ class OffsetsTopicLog:
     async def append(self, partition: int, batch: bytearray) -> None:
         self.ensure_topic()
         tp = TopicPartition(OFFSETS_TOPIC, partition)
+        replica_manager = self._topics.replica_manager
+        acks = self._config.get("offsets.commit.required.acks")
         try:
             # The coordinator's own batches: Kafka's AppendOrigin.Coordinator skips the
             # client checks (base offset 0, keys of compacted topics), which hold by construction.
-            self._topics.replica_manager.append(tp, memoryview(batch), from_client=False)
+            info = replica_manager.append(
+                tp, memoryview(batch), from_client=False, required_acks=acks
+            )
         except ApiError:
             raise
         except OSError as exc:
             raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
+        if acks != -1 or not info.batch_count:
+            return
+        # Kafka's appendForGroup with offsets.commit.required.acks=-1: committed only once
+        # the ISR has it, within offsets.commit.timeout.ms (the coordinator maps the errors).
+        outcome = await replica_manager.wait_for_replication(
+            {tp: info.last_offset + 1}, self._config.get("offsets.commit.timeout.ms")
+        )
+        code = outcome[tp]
+        if code != ErrorCode.NONE:
+            raise _REPLICATION_ERRORS.get(code, CoordinatorNotAvailableError)(
+                f"writing {tp}: {code.name} while waiting for its in-sync replicas"
+            )
 
     def leadership_listener(self, coordinator: GroupCoordinator) -> LeadershipListener:
         """The ``ReplicaManager`` leadership listener that moves ``coordinator``'s groups."""
