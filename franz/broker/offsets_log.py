@@ -12,7 +12,7 @@ COORDINATOR_NOT_AVAILABLE, and the next lookup tries again. The embedded single-
 creates it with factor 1, whatever the setting (its one broker is the whole cluster, as
 Kafka's sample ``server.properties`` for one node sets the factor to 1).
 
-Loading reads each partition from its log start to its high watermark in
+Loading reads each partition from its log start to its log end (as Kafka) in
 ``offsets.load.buffer.size`` reads and replays it in offset order.
 
 Coordinators follow the partitions' leaders (Kafka's ``onLeadershipChange``):
@@ -212,7 +212,10 @@ class OffsetsTopicLog:
 def _load_partition(data_log: Log, buffer_size: int) -> LoadedPartition:
     loaded = LoadedPartition()
     offset = data_log.log_start_offset
-    end = data_log.high_watermark
+    # Kafka's doLoadGroupsAndOffsets reads to the log end (FetchIsolation.LOG_END), not the
+    # HW: a follower just made leader may not know yet that the old leader's HW passed its
+    # last records, and everything it holds is what its followers will keep.
+    end = data_log.log_end_offset
     while offset < end:
         info = data_log.read(offset, buffer_size, max_offset=end)
         if info.size == 0:
