@@ -26,7 +26,8 @@ looked up at every connect, so a restarted leader on a new port is found) and lo
    * records: appended as they are (``Partition.append_records_to_follower``: CRC and
      header checks, offsets, batches and leader epochs kept byte for byte; a trailing
      partial batch is left for the next fetch), then the follower's HW = min(leader's HW,
-     LEO) and its log start offset moves up to the leader's;
+     LEO) and its log start offset moves up to the leader's; the partition goes last in
+     the next request (Kafka's ``updateAndMoveToEnd``: no partition starves behind busy ones);
    * ``diverging_epoch`` (KIP-320 truncation on fetch): truncate to the end offset of the
      largest local epoch <= the leader's answer (``getOffsetTruncationState``), go on
      fetching from there with the new last fetched epoch; the next response says whether
@@ -505,6 +506,10 @@ class ReplicaFetcher:
                 if state.last_fetched_epoch < 0:
                     state.last_fetched_epoch = None
                 self.manager.replica_manager.wake_waiters(tp)
+                # Kafka's updateAndMoveToEnd: a partition that got data goes last in the next
+                # request, so one with a batch larger than its share is first in time and
+                # gets it whole (the leader's min-one-message rule), never starved.
+                self.partitions[tp] = self.partitions.pop(tp)
         partition.update_follower_high_watermark(data.high_watermark)
         if data.log_start_offset > partition.log_start_offset:
             partition.maybe_increment_follower_log_start_offset(data.log_start_offset)
