@@ -231,7 +231,9 @@ class ReplicaManager:
     ) -> None:
         """Kafka's ``makeLeaders`` / ``makeFollowers``: a new leader stops fetching; a new
         follower (leader or epoch changed) restarts its fetcher from its LEO, or from its HW
-        when its log has no leader epoch (it truncates there first: ``initialFetchOffset``)."""
+        when its log has no leader epoch (it truncates there first: ``initialFetchOffset``).
+        Its old fetch state is replaced at once (a response to a fetch in flight is dropped:
+        its epoch differs), so there is no separate removal first as in Kafka."""
         fetchers = self.replica_fetcher_manager
         if fetchers is None:
             return
@@ -239,13 +241,14 @@ class ReplicaManager:
             fetchers.remove_fetcher_for_partitions(p.topic_partition for p in new_leaders)
         if not new_followers:
             return
-        fetchers.remove_fetcher_for_partitions(p.topic_partition for p in new_followers)
         for partition in new_followers:
             self._wake(partition.topic_partition)  # delayed fetches answer the change now
         if self.shutting_down:
             return
         states: dict[TopicPartition, InitialFetchState] = {}
         for partition in new_followers:
+            if partition.leader_id < 0:
+                continue  # no leader (offline): nothing to fetch until the next LeaderAndIsr
             latest = partition.log.leader_epoch_cache.latest_epoch
             states[partition.topic_partition] = InitialFetchState(
                 leader_id=partition.leader_id,
@@ -295,7 +298,8 @@ class ReplicaManager:
         ``tp -> (leader_epoch, delete_partition)``, after the controller epoch was accepted.
 
         Per partition, as Kafka: a request leader epoch of -2 (``EpochDuringDelete``), -1
-        (``NoEpoch``) or newer than the replica's stops it; an older or equal one is
+        (``NoEpoch``), equal to the replica's or newer stops it (the controller's StopReplica
+        of a follower at controlled shutdown carries the current epoch); an older one is
         FENCED_LEADER_EPOCH. A partition not hosted here is stopped all the same (its log,
         if any, deleted when asked): NONE. Without ``delete_partition`` the replica stays
         hosted and only its fetcher stops, as Kafka. A log that
@@ -304,13 +308,9 @@ class ReplicaManager:
         errors: dict[TopicPartition, ErrorCode] = {}
         for tp, (leader_epoch, delete) in partitions.items():
             partition = self.partitions.get(tp)
-            if (
-                partition is not None
-                and leader_epoch >= 0
-                and leader_epoch <= partition.leader_epoch
-            ):
+            if partition is not None and 0 <= leader_epoch < partition.leader_epoch:
                 log.info(
-                    "ignoring StopReplica for %s: leader epoch %d is not newer than %d",
+                    "ignoring StopReplica for %s: leader epoch %d is older than %d",
                     tp,
                     leader_epoch,
                     partition.leader_epoch,

@@ -286,7 +286,8 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "replica.socket.receive.buffer.bytes",
         _I,
         65536,
-        "Socket receive buffer of follower fetches (-1: the OS default).",
+        "Socket receive buffer of follower fetches: accepted, not applied (Franz leaves the "
+        "OS's buffer autotuning on, as with -1).",
     ),
     # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection rate quota):
     # accepted, stored and described so tools that tune them work (franz.config.dynamic) ---

@@ -303,7 +303,7 @@ def stop_replica(
 @pytest.mark.parametrize("version", range(5))
 def test_stop_replica_at_every_version(single: Cluster, version: int) -> None:
     topic = f"sr-v{version}"
-    new_topic(single, topic, partitions=2)
+    topic_id = new_topic(single, topic, partitions=2)
     controller_epoch, broker_epoch = epochs(single)
     logs = single.brokers[BROKER].data_dir / "logs"
 
@@ -327,7 +327,12 @@ def test_stop_replica_at_every_version(single: Cluster, version: int) -> None:
         old_broker = {**current, "broker_epoch": broker_epoch - 1}
         assert send([0, 1], **old_broker, delete=True) == (fenced, [])
     assert (logs / f"{topic}-0").is_dir() and (logs / f"{topic}-1").is_dir()
-    if version >= 3:  # KIP-570: a leader epoch not newer than the replica's (0) is fenced
+    if version >= 3:  # KIP-570: a leader epoch older than the replica's is fenced
+        # (Kafka 3.9's ReplicaManager.stopReplicas stops at an equal one): partition 0 moves
+        # to leader epoch 1 first, then a StopReplica at epoch 0 is older.
+        moved = leader_and_isr(topic, topic_id, **current, leader_epoch=1, replicas=[BROKER])
+        response = ask(single, ApiKey.LEADER_AND_ISR, 7, moved)
+        assert partition_codes(response, 7) == [(topic_id, 0, 0)]
         fenced_epoch = ErrorCode.FENCED_LEADER_EPOCH
         assert send([0], **current, delete=True, leader_epoch=0) == (
             0,

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka import ElectionType, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from tests.support.broker import BrokerProcess  # noqa: E402
@@ -103,6 +103,18 @@ def produce(bootstrap: str, topic: str, count: int, *, idempotent: bool) -> None
     assert errors == []
 
 
+def epoch_checkpoint(broker: BrokerProcess, topic: str, partition: int) -> str | None:
+    path = partition_dir(broker, topic, partition) / "leader-epoch-checkpoint"
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
+
+
+def _epochs_are(broker: BrokerProcess, topic: str, partition: int, expected: str) -> bool:
+    return epoch_checkpoint(broker, topic, partition) == expected
+
+
 def _log_is(broker: BrokerProcess, topic: str, partition: int, expected: bytes) -> bool:
     return log_bytes(broker, topic, partition) == expected
 
@@ -122,10 +134,15 @@ def assert_replicas_identical(cluster: Cluster, topic: str, partitions: int) -> 
             )
     for p in range(partitions):
         leader = cluster.brokers[leader_of(cluster, topic, p)]
-        epochs = (partition_dir(leader, topic, p) / "leader-epoch-checkpoint").read_text()
+        epochs = epoch_checkpoint(leader, topic, p)
+        assert epochs is not None
         for broker_id, broker in cluster.brokers.items():
-            path = partition_dir(broker, topic, p) / "leader-epoch-checkpoint"
-            assert path.read_text() == epochs, f"{topic}-{p} broker {broker_id}"
+            # The checkpoint is written (and fsynced) just after the batches it describes.
+            eventually(
+                functools.partial(_epochs_are, broker, topic, p, epochs),
+                15,
+                f"{topic}-{p}: broker {broker_id}'s leader-epoch-checkpoint is the leader's",
+            )
 
 
 def assert_high_watermarks(cluster: Cluster, topic: str, partitions: int, total: int) -> None:
@@ -151,3 +168,117 @@ def test_followers_copy_the_leaders_log_byte_for_byte(rcluster: Cluster) -> None
     produce(rcluster.bootstrap(), topic, 2000, idempotent=True)
     assert_replicas_identical(rcluster, topic, PARTITIONS)
     assert_high_watermarks(rcluster, topic, PARTITIONS, 5000)
+
+
+def elect_unclean(bootstrap: str, topic: str) -> bool:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    future = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, 0)])
+    try:
+        errors = future.result(30)
+    except Exception:
+        return False
+    return all(e is None for e in errors.values())
+
+
+def restart(cluster: Cluster, broker_id: int) -> None:
+    """Start a SIGKILLed broker again once ZooKeeper expired its old session (a broker
+    whose registration still exists refuses to start, as Kafka's)."""
+    eventually(
+        lambda: cluster.kazoo.exists(f"/brokers/ids/{broker_id}") is None,
+        30,
+        f"broker {broker_id}'s old registration expires",
+    )
+    cluster.brokers[broker_id].start()
+
+
+def partition_state(cluster: Cluster, topic: str, partition: int = 0) -> dict[str, object]:
+    return cluster.json(f"/brokers/topics/{topic}/partitions/{partition}/state")
+
+
+def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -> None:
+    """KIP-320 truncation on fetch after an unclean election: the leader L writes B while its
+    followers are down (ISR = {L}), dies; follower F1 comes back and is elected (unclean,
+    by ElectLeaders) at a new epoch and writes C; when L returns it follows F1, gets a
+    ``diverging_epoch`` answer, truncates B and copies C: every replica ends byte-identical
+    to F1's log, A + C."""
+    topic = f"diverge-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": rcluster.bootstrap()})
+    new = NewTopic(topic, 1, 3, config={"unclean.leader.election.enable": "true"})
+    admin.create_topics([new], operation_timeout=30)[topic].result(60)
+    eventually(
+        lambda: rcluster.kazoo.exists(f"/brokers/topics/{topic}/partitions/0/state") is not None,
+        30,
+        f"{topic} has a state",
+    )
+    leader_id = leader_of(rcluster, topic, 0)
+    first, second = sorted(b for b in rcluster.brokers if b != leader_id)
+    old, f1, f2 = (rcluster.brokers[b] for b in (leader_id, first, second))
+    produce(rcluster.bootstrap(), topic, 300, idempotent=False)  # A, on every replica
+    assert_replicas_identical(rcluster, topic, 1)
+    a_bytes = log_bytes(old, topic, 0)
+
+    f1.kill()
+    f2.kill()
+    eventually(
+        lambda: partition_state(rcluster, topic)["isr"] == [leader_id],
+        60,
+        f"the ISR of {topic} shrinks to the leader {leader_id}",
+    )
+    produce(old.bootstrap, topic, 200, idempotent=False)  # B, on the old leader only
+    assert len(log_bytes(old, topic, 0)) > len(a_bytes)
+    old.kill()
+    assert log_bytes(f1, topic, 0) == a_bytes == log_bytes(f2, topic, 0)
+
+    restart(rcluster, first)
+    # Franz's controller does not yet elect uncleanly on its own (the topic config is what
+    # Kafka's would act on): ask for the unclean election, as `kafka-leader-election` would.
+    eventually(lambda: elect_unclean(f1.bootstrap, topic), 60, f"unclean election of {topic}")
+    eventually(
+        lambda: partition_state(rcluster, topic)["leader"] == first,
+        60,
+        f"broker {first} is elected (unclean) leader of {topic}",
+    )
+    produce(f1.bootstrap, topic, 100, idempotent=False)  # C, from the new epoch
+    new_leader_bytes = log_bytes(f1, topic, 0)
+    assert new_leader_bytes.startswith(a_bytes) and len(new_leader_bytes) > len(a_bytes)
+
+    restart(rcluster, leader_id)
+    restart(rcluster, second)
+    assert_replicas_identical(rcluster, topic, 1)
+    assert log_bytes(old, topic, 0) == new_leader_bytes
+    assert "truncating" in old.output()
+
+
+def test_follower_behind_the_leaders_log_start_restarts_there(rcluster: Cluster) -> None:
+    """OFFSET_OUT_OF_RANGE as Kafka's ``fetchOffsetAndTruncate``: a follower that was down
+    while the leader's log start moved past its log end (DeleteRecords) asks the leader's
+    offsets (ListOffsets as a replica), restarts its log empty at the leader's log start
+    and copies from there: its one segment holds the leader's bytes from that offset on."""
+    topic = f"behind-{uuid.uuid4().hex[:6]}"
+    create_topic(rcluster, topic, 1)
+    leader_id = leader_of(rcluster, topic, 0)
+    follower_id = min(b for b in rcluster.brokers if b != leader_id)
+    leader, follower = rcluster.brokers[leader_id], rcluster.brokers[follower_id]
+    produce(rcluster.bootstrap(), topic, 100, idempotent=False)
+    assert_replicas_identical(rcluster, topic, 1)
+
+    follower.kill()
+    produce(leader.bootstrap, topic, 100, idempotent=False)
+    start = 200
+    admin = AdminClient({"bootstrap.servers": leader.bootstrap})
+    deleted = admin.delete_records([TopicPartition(topic, 0, start)])
+    assert [f.result(30).low_watermark for f in deleted.values()] == [start]
+    cut = len(log_bytes(leader, topic, 0))  # the leader's bytes below offset `start`
+
+    restart(rcluster, follower_id)
+    produce(leader.bootstrap, topic, 50, idempotent=False)
+
+    def copied() -> bool:
+        segments = sorted(partition_dir(follower, topic, 0).glob("*.log"))
+        tail = log_bytes(leader, topic, 0)[cut:]
+        return [p.name for p in segments] == [f"{start:020d}.log"] and (
+            segments[0].read_bytes() == tail and len(tail) > 0
+        )
+
+    eventually(copied, 30, f"broker {follower_id} restarts its log at {start} and copies on")
+    assert "log start offset" in follower.output()

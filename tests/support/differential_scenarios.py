@@ -335,6 +335,7 @@ def fetch_request(
     tid: Any = None,
     partition: int = 0,
     epoch: int = -1,
+    last_fetched_epoch: int = -1,
 ) -> dict[str, Any]:
     return {
         "replica_id": -1,
@@ -353,7 +354,7 @@ def fetch_request(
                         "partition": partition,
                         "current_leader_epoch": epoch,
                         "fetch_offset": offset,
-                        "last_fetched_epoch": -1,
+                        "last_fetched_epoch": last_fetched_epoch,
                         "log_start_offset": -1,
                         "partition_max_bytes": 1 << 20,
                     }
@@ -380,6 +381,17 @@ def fetch(s: Session, v: int) -> None:
         s.send(ApiKey.FETCH, fetch_request(s, v, topic, 0, tid, epoch=1), label="future epoch")
     if v < 13:  # by name; v13+ name topics by id, and an unknown id is a different case
         s.send(ApiKey.FETCH, fetch_request(s, v, s.name("unknown"), 0), label="unknown topic")
+    if v >= 12:  # KIP-320 truncation on fetch: the leader's epoch 0 spans [0, 5)
+        for label, offset, last in (
+            ("last fetched epoch 0 at 3", 3, 0),
+            ("last fetched epoch 0 past the end", 9, 0),
+            ("last fetched epoch unknown", 3, 4),
+        ):
+            s.send(
+                ApiKey.FETCH,
+                fetch_request(s, v, topic, offset, tid, last_fetched_epoch=last),
+                label=label,
+            )
     if v < 4:  # a compressed batch, down-converted to one wrapper message by each broker
         produce(s, topic, records(4, compression=CompressionType.GZIP))
         s.send(

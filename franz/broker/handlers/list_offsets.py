@@ -62,7 +62,9 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 if isinstance(partition, ErrorCode):
                     partitions.append(_error(p.partition_index, partition))
                     continue
-                timestamp, offset, leader_epoch = _lookup(partition, p.timestamp)
+                timestamp, offset, leader_epoch = _lookup(
+                    partition, p.timestamp, from_replica=request.replica_id >= 0
+                )
             except Exception as exc:
                 partitions.append(_error(p.partition_index, error_code_for(exc)))
                 continue
@@ -79,9 +81,12 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     return {"throttle_time": 0, "topics": topics}
 
 
-def _lookup(partition: Any, timestamp: int) -> tuple[int, int, int]:
+def _lookup(partition: Any, timestamp: int, *, from_replica: bool) -> tuple[int, int, int]:
+    """A consumer reads up to the HW; a follower (replica id >= 0: Kafka's fetcher asking
+    for the leader's end after OFFSET_OUT_OF_RANGE) up to the LEO, as Kafka's
+    ``Partition.fetchOffsetForTimestamp`` with no isolation level."""
     log = partition.log
-    hw = partition.high_watermark
+    hw = log.log_end_offset if from_replica else partition.high_watermark
     if timestamp == LATEST_TIMESTAMP:
         return -1, hw, partition.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
