@@ -67,6 +67,7 @@ from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
 from franz.controller.shell.alter_partition import AlterPartitionResult
+from franz.controller.shell.auto_rebalance import AutoRebalanceConfig
 from franz.controller.shell.controller import Controller
 from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig
@@ -342,6 +343,7 @@ class Broker:
                 request_timeout=self.config.get("controller.socket.timeout.ms") / 1000,
             ),
             inter_broker_listener=inter_broker,
+            auto_rebalance=AutoRebalanceConfig.from_broker_config(self.config.get),
         )
         self.zk_session = ZkBrokerSession(
             self.zk,

@@ -160,10 +160,12 @@ class AlterPartitionManager:
         self._connection: KafkaClientConnection | None = None
         self._controller: Node | None = None
         self._failures = 0
-        #: Requests answered (any error but NOT_CONTROLLER), and attempts that failed (no
-        #: controller, I/O, NOT_CONTROLLER), for tests and metrics.
+        #: Requests answered (any error but NOT_CONTROLLER), attempts that failed (no
+        #: controller, I/O, NOT_CONTROLLER), and of those the NOT_CONTROLLER answers, for
+        #: tests and metrics.
         self.requests_answered = 0
         self.failed_attempts = 0
+        self.not_controller_answers = 0
 
     # -- the caller's side ---------------------------------------------------------------
 
@@ -250,6 +252,7 @@ class AlterPartitionManager:
                         self.requests_answered += 1
                         return self._handle_response(response, version, items)
                     log.info("broker %d is no longer the controller", node.id)
+                    self.not_controller_answers += 1
                     self._close_connection("not the controller")
             self.failed_attempts += 1
             await asyncio.sleep(

@@ -123,6 +123,31 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "amount of time to wait before retrying.",
     ),
     ConfigKey(
+        "auto.leader.rebalance.enable",
+        _B,
+        True,
+        "Enables auto leader balancing. A background thread checks the distribution of "
+        "partition leaders at regular intervals, configurable by "
+        "leader.imbalance.check.interval.seconds. If the leader imbalance exceeds "
+        "leader.imbalance.per.broker.percentage, leader rebalance to the preferred leader for "
+        "partitions is triggered.",
+    ),
+    ConfigKey(
+        "leader.imbalance.check.interval.seconds",
+        _L,
+        300,
+        "The frequency with which the partition rebalance check is triggered by the controller",
+        at_least(1),
+    ),
+    ConfigKey(
+        "leader.imbalance.per.broker.percentage",
+        _I,
+        10,
+        "The ratio of leader imbalance allowed per broker. The controller would trigger a "
+        "leader balance if it goes above this value per broker. The value is specified in "
+        "percentage.",
+    ),
+    ConfigKey(
         "inter.broker.listener.name",
         _S,
         None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -374,7 +374,14 @@ def test_manager_retries_until_it_finds_the_controller(roles: Roles) -> None:
     current, version = state(cluster)
     epoch = broker_epoch(cluster, roles.a)
 
-    async def run() -> tuple[IsrUpdateResult, int]:
+    async def until(check: Callable[[], bool], what: str) -> None:
+        for _ in range(600):  # 30 s
+            if check():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(what)
+
+    async def run() -> IsrUpdateResult:
         cache = MetadataCache(broker_id=-1)
         dead = MetadataBroker(roles.b, (BrokerEndpoint("127.0.0.1", 1),))  # nothing listens
         cache.update_metadata(controller_id=roles.b, live_brokers=[dead], partition_states=[])
@@ -385,28 +392,25 @@ def test_manager_retries_until_it_finds_the_controller(roles: Roles) -> None:
         try:
             update = IsrUpdate(current["leader_epoch"], (roles.a, roles.b), 0, version)
             future = manager.submit(TP, roles.topic_id, update)
-            await asyncio.sleep(0.3)  # connection refused meanwhile
+            await until(lambda: manager.failed_attempts >= 2, "connection refused, retried")
             assert not future.done()
-            refused = manager.failed_attempts
             cache.update_metadata(
                 controller_id=roles.b,
                 live_brokers=cache_for(cluster, None).alive_brokers(),
                 partition_states=[],
             )
-            await asyncio.sleep(0.5)  # NOT_CONTROLLER from B meanwhile
+            await until(lambda: manager.not_controller_answers >= 2, "NOT_CONTROLLER, retried")
             assert not future.done()
-            not_controller = manager.failed_attempts - refused
             cache.update_metadata(
                 controller_id=roles.c,
                 live_brokers=cache_for(cluster, None).alive_brokers(),
                 partition_states=[],
             )
-            return await asyncio.wait_for(future, 60), min(refused, not_controller)
+            return await asyncio.wait_for(future, 60)
         finally:
             await manager.shutdown()
 
-    result, attempts = asyncio.run(run())
-    assert attempts >= 1  # both kinds of failure were retried
+    result = asyncio.run(run())
     assert result == IsrUpdateResult(
         ErrorCode.NONE, roles.a, current["leader_epoch"], (roles.a, roles.b), 0, version + 1
     )
@@ -470,7 +474,11 @@ def test_controller_failover_while_an_item_is_pending(roles: Roles) -> None:
             # ZooKeeper (the test stands in for the leader, which would learn it from
             # LeaderAndIsr), proposing meanwhile an update the old controller never sees.
             pending = manager.submit(TP, roles.topic_id, IsrUpdate(0, (roles.a,), 0, 0))
-            await asyncio.sleep(0.3)
+            for _ in range(600):  # the dead controller's address refuses, retried
+                if manager.failed_attempts >= 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert manager.failed_attempts >= 2
             assert not pending.done()
 
             def new_controller() -> bool:

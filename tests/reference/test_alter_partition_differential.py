@@ -11,13 +11,16 @@ about a fresh one-replica topic of its own (leader 0, ISR [0], leader epoch 0, p
 stale broker epoch, unknown topics (by name and by id), leader and partition epochs off in
 either direction, an ISR with a broker that does not exist, a leader going back to
 RECOVERING (KIP-704), and the state the partition already has (answered with that state, not
-written: Kafka's idempotence rule). The accepted path (writes, UpdateMetadata) and
-NOT_CONTROLLER from a broker that is not the controller need several brokers:
-``tests/cluster/test_replication_alter_partition.py``.
+written: Kafka's idempotence rule). Franz's broker side, ``AlterPartitionManager``, is sent
+to both controllers too (``test_the_manager_against_kafkas_controller``). The accepted path
+(writes, UpdateMetadata) and NOT_CONTROLLER from a broker that is not the controller need
+several brokers: ``tests/cluster/test_replication_alter_partition.py`` and, with a Kafka broker
+as the leader, ``test_alter_partition_interop.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterator
@@ -27,8 +30,12 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from franz.cluster.alter_partition import AlterPartitionManager, IsrUpdate, IsrUpdateResult
+from franz.errors import ErrorCode
+from franz.metadata.cache import BrokerEndpoint, MetadataBroker, MetadataCache
 from franz.protocol.api_keys import INTER_BROKER_APIS, ApiKey
 from franz.protocol.kafka_uuid import uuid_from_str
+from franz.storage.files import TopicPartition
 from tests.support.cluster import Cluster, new_chroot, start_cluster
 from tests.support.differential import Session, Step, compare
 from tests.support.differential_scenarios import create_topic
@@ -135,3 +142,39 @@ def test_same_answers_as_kafkas_controller(version: int, both: list[tuple[str, s
     assert top[:2] == ["stale_broker_epoch(77)"] * 2  # at top level, from Kafka too
     problems = compare("alter-partition", *transcripts)
     assert not problems, "\n".join(problems)
+
+
+def test_the_manager_against_kafkas_controller(both: list[tuple[str, str]]) -> None:
+    """Franz's ``AlterPartitionManager`` (ApiVersions, then v3) to Kafka's controller and to
+    Franz's: the same answers to the state the partition has and to an ineligible replica."""
+    answers: list[list[IsrUpdateResult]] = []
+    for bootstrap, zookeeper_connect in both:
+        broker_epoch, topic_id = _facts(zookeeper_connect)
+        host, port = bootstrap.rsplit(":", 1)
+        cache = MetadataCache(broker_id=0)
+        cache.update_metadata(
+            controller_id=0,
+            live_brokers=[MetadataBroker(0, (BrokerEndpoint(host, int(port)),))],
+            partition_states=[],
+        )
+
+        async def run(
+            cache: MetadataCache = cache, epoch: int = broker_epoch, topic_id: uuid.UUID = topic_id
+        ) -> list[IsrUpdateResult]:
+            manager = AlterPartitionManager(0, cache, lambda: epoch)
+            manager.start()
+            try:
+                tp = TopicPartition(TOPIC, 0)
+                same = await manager.submit(tp, topic_id, IsrUpdate(0, (0,), 0, 0))
+                ineligible = await manager.submit(tp, topic_id, IsrUpdate(0, (0, 99), 0, 0))
+                return [same, ineligible]
+            finally:
+                await manager.shutdown()
+
+        answers.append(asyncio.run(asyncio.wait_for(run(), 60)))
+    on_kafka, on_franz = answers
+    assert on_kafka == [
+        IsrUpdateResult(ErrorCode.NONE, 0, 0, (0,), 0, 0),
+        IsrUpdateResult.failed(ErrorCode.INELIGIBLE_REPLICA),
+    ]
+    assert on_franz == on_kafka

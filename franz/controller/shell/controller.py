@@ -27,8 +27,9 @@ as Kafka's ``handleStateChanges`` does.
 
 Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``ControlledShutdown``
 (``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted),
-``ReplicaLeaderElection`` from ElectLeaders (``replica_election.py``, likewise),
-``AlterPartitionReceived`` (``alter_partition.py``: a leader's ISR change, likewise),
+``ReplicaLeaderElection`` (``replica_election.py``), ``AutoPreferredReplicaLeaderElection``
+(``auto_rebalance.py``), ``AlterPartitionReceived`` (``alter_partition.py``: a leader's ISR
+change; NOT_CONTROLLER when preempted),
 ``TopicChange`` (new topics), ``PartitionModifications`` (partitions added to a topic),
 ``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
@@ -52,6 +53,7 @@ from franz.controller.context import ControllerContext
 from franz.controller.election import ElectionStrategy
 from franz.controller.events import (
     AlterPartitionReceived,
+    AutoPreferredReplicaLeaderElection,
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
@@ -70,6 +72,7 @@ from franz.controller.events import (
 from franz.controller.model import PartitionAndReplica, TopicPartition
 from franz.controller.shell.alter_partition import AlterPartitionResult, process_alter_partition
 from franz.controller.shell.alter_partition import answer as answer_alter_partition
+from franz.controller.shell.auto_rebalance import AutoLeaderRebalance, AutoRebalanceConfig
 from franz.controller.shell.channel import ControllerChannelManager
 from franz.controller.shell.controlled_shutdown import (
     ControlledShutdownResult,
@@ -81,6 +84,8 @@ from franz.controller.shell.replica_election import (
     ElectionOutcome,
     answer_all,
     process_replica_election,
+    resume_preferred_replica_elections,
+    watch_preferred_replica_election,
 )
 from franz.controller.shell.replica_election import answer as answer_election
 from franz.controller.shell.zk_reads import (
@@ -139,6 +144,7 @@ class Controller:
         sender_config: SenderConfig | None = None,
         inter_broker_listener: str = "PLAINTEXT",
         on_fenced: Callable[[], None] | None = None,
+        auto_rebalance: AutoRebalanceConfig | None = None,
     ) -> None:
         self.zk = zk
         self.controller_id = controller_id
@@ -149,6 +155,7 @@ class Controller:
             controller_id, inter_broker_listener=inter_broker_listener
         )
         self.deletion = TopicDeletionManager(self)
+        self.auto_rebalance = AutoLeaderRebalance(self, auto_rebalance)
         self._queue: asyncio.Queue[ControllerEvent | _Elected] = asyncio.Queue()
         self._ctx: ControllerContext | None = None
         self._epoch: ControllerEpoch | None = None
@@ -273,6 +280,7 @@ class Controller:
             log.info("controller %d resigns (epoch %d)", self.controller_id, self._epoch.epoch)
         self._epoch = None
         self._ctx = None
+        self.auto_rebalance.cancel()
         self.batch.clear()
         channel, self._channel = self._channel, None
         if channel is not None:
@@ -306,6 +314,8 @@ class Controller:
                 answer_election(event, await process_replica_election(self, event))
             elif isinstance(event, AlterPartitionReceived):
                 answer_alter_partition(event, await process_alter_partition(self, event))
+            elif isinstance(event, AutoPreferredReplicaLeaderElection):
+                await self.auto_rebalance.process()
             elif isinstance(event, BrokerChange):
                 await self._process_broker_change()
             elif isinstance(event, TopicChange):
@@ -515,6 +525,8 @@ class Controller:
                 ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
         await self.trigger_online_partition_state_change()
         await self.deletion.try_topic_deletion()
+        await resume_preferred_replica_elections(self)
+        self.auto_rebalance.start()
         log.info("controller %d is active, epoch %d", self.controller_id, epoch.epoch)
 
     def _register_watches(self) -> None:
@@ -534,6 +546,7 @@ class Controller:
             LogDirEventNotificationZNode.path,
             lambda children: self.post(LogDirEventNotification()) if children else None,
         )
+        watch_preferred_replica_election(self)
 
     async def _add_topic(self, topic: str, assignment: TopicAssignment) -> None:
         """Into the context; a topic znode without an id gets one written (Kafka's

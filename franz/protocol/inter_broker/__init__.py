@@ -30,11 +30,20 @@ UpdateMetadata         6    0-8       6+        v0 v0_host/v0_port, v1+ endpoint
                                                 topic_id; v8 is_k_raft_controller
 ControlledShutdown     7    0-3       3+        v2 broker_epoch; v0 uses request header
                                                 v0 (no client id)
+AlterPartition         56   0-3       0+        v1 leader_recovery_state (KIP-704); v2
+                                                ``topic_id`` instead of ``topic_name``
+                                                (KIP-841); v3 ``new_isr_with_epochs``
+                                                instead of ``new_isr`` (KIP-903)
 =====================  ===  ========  ========  ==========================================
 
 Responses: LeaderAndIsr v0-4 list ``partition_errors`` with topic names, v5+ ``topics`` by
 topic id; StopReplica lists ``partition_errors``; UpdateMetadata has only ``error_code``;
-ControlledShutdown lists ``remaining_partitions``.
+ControlledShutdown lists ``remaining_partitions``; AlterPartition lists ``topics`` by name
+(v0-1) or id (v2+), their nested classes named ``ResponseTopicData`` /
+``ResponsePartitionData`` (the request's share the names ``TopicData`` / ``PartitionData``).
+
+AlterPartition is in Kafka 4 (and kio) too, from v2; all four versions are generated here
+from Kafka 3.9's schemas, so that one family of classes serves them.
 
 Representation (kio's): a ``uuid`` field is ``uuid.UUID | None`` and the zero UUID (Kafka's
 ``Uuid.ZERO_UUID``, "no topic id") decodes as ``None``; error codes are kio's ``ErrorCode``.
@@ -42,11 +51,10 @@ Request classes carry kio's request header v1/v2 as ``__header_schema__`` (kio h
 ``franz.protocol.headers`` special-cases ControlledShutdown v0, as Kafka's
 ``ApiKeys.requestHeaderVersion`` does.
 
-A broker in cluster mode serves and advertises LeaderAndIsr, StopReplica and UpdateMetadata
-at every version (``franz.broker.handlers``; the older versions are read as the newest by
-``franz.controller.old_versions``); ControlledShutdown is not served yet. The classes are
-reachable through ``franz.protocol.messages.request_type`` / ``response_type``
-like kio's own.
+A broker in cluster mode serves and advertises every version of these APIs
+(``franz.broker.handlers``; the older LeaderAndIsr, StopReplica and UpdateMetadata versions
+are read as the newest by ``franz.controller.old_versions``). The classes are reachable
+through ``franz.protocol.messages.request_type`` / ``response_type`` like kio's own.
 """
 
 from __future__ import annotations

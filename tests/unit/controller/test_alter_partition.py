@@ -5,7 +5,9 @@ touching ZooKeeper. The writes, UpdateMetadata and the wire are
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from typing import cast
 
 import pytest
 
@@ -26,7 +28,10 @@ from franz.controller.model import (
     LeaderRecoveryState,
     TopicPartition,
 )
+from franz.controller.shell.alter_partition import AlterPartitionResult
+from franz.controller.shell.controller import Controller
 from franz.errors import ErrorCode
+from franz.metadata.kafka_zk_client import ControllerEpoch, KafkaZkClient
 
 TOPIC_ID = uuid.UUID(int=7)
 #: Led by 1 at leader epoch 4, partition epoch (zk version) 9, ISR [1, 2, 3].
@@ -240,3 +245,25 @@ def test_mixed_request() -> None:
         RECOVERING: PartitionOutcome(ErrorCode.FENCED_LEADER_EPOCH),
         TopicPartition("t", 7): PartitionOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
     }
+
+
+# -- the shell's answers when it is not (or no longer) the controller --------------------------
+
+
+def test_not_controller_at_once_and_on_resignation() -> None:
+    """Kafka's ``handleAlterPartitionRequest`` answers NOT_CONTROLLER when not active, and
+    ``AlterPartitionReceived.preempt`` when the controller resigns with it queued."""
+
+    async def main() -> tuple[AlterPartitionResult, AlterPartitionResult, bool]:
+        # No ZooKeeper is touched on these paths: the event task is never started.
+        controller = Controller(cast(KafkaZkClient, None), 1)
+        inactive = controller.alter_partition(request(data(0, (1, 2))))
+        controller._epoch = ControllerEpoch(5, 4)  # as if elected, the event still queued
+        queued = controller.alter_partition(request(data(0, (1, 2))))
+        waiting = not queued.done()
+        controller.resign()
+        return inactive.result(), queued.result(), waiting
+
+    inactive, queued, waiting = asyncio.run(main())
+    assert waiting
+    assert inactive == queued == AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
