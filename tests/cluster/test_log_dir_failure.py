@@ -189,8 +189,8 @@ def test_log_dir_failure_moves_leadership_off_the_failed_dir_and_the_other_dir_s
             "broker 1's metadata shows it offline for the failed dir",
         )
 
-        # Clients go on: through the new leaders for small's partitions (which replicated
-        # the records written before the failure), through broker 1 for big's.
+        # Clients go on: through the new leaders for small's partitions (their followers had
+        # replicated the records before the failure), through broker 1 for big's.
         produce_all(cluster.bootstrap(), [(TOPIC, p, b"after-%d" % p) for p in range(4)])
         for p in range(4):
             got = consume_with("confluent-kafka", cluster.bootstrap(), TOPIC, [p], 2)

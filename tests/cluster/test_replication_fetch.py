@@ -180,6 +180,17 @@ def elect_unclean(bootstrap: str, topic: str) -> bool:
     return all(e is None for e in errors.values())
 
 
+def restart(cluster: Cluster, broker_id: int) -> None:
+    """Start a SIGKILLed broker again once ZooKeeper expired its old session (a broker
+    whose registration still exists refuses to start, as Kafka's)."""
+    eventually(
+        lambda: cluster.kazoo.exists(f"/brokers/ids/{broker_id}") is None,
+        30,
+        f"broker {broker_id}'s old registration expires",
+    )
+    cluster.brokers[broker_id].start()
+
+
 def partition_state(cluster: Cluster, topic: str, partition: int = 0) -> dict[str, object]:
     return cluster.json(f"/brokers/topics/{topic}/partitions/{partition}/state")
 
@@ -218,7 +229,7 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     old.kill()
     assert log_bytes(f1, topic, 0) == a_bytes == log_bytes(f2, topic, 0)
 
-    f1.start()
+    restart(rcluster, first)
     # Franz's controller does not yet elect uncleanly on its own (the topic config is what
     # Kafka's would act on): ask for the unclean election, as `kafka-leader-election` would.
     eventually(lambda: elect_unclean(f1.bootstrap, topic), 60, f"unclean election of {topic}")
@@ -231,8 +242,8 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     new_leader_bytes = log_bytes(f1, topic, 0)
     assert new_leader_bytes.startswith(a_bytes) and len(new_leader_bytes) > len(a_bytes)
 
-    old.start()
-    f2.start()
+    restart(rcluster, leader_id)
+    restart(rcluster, second)
     assert_replicas_identical(rcluster, topic, 1)
     assert log_bytes(old, topic, 0) == new_leader_bytes
     assert "truncating" in old.output()
@@ -259,7 +270,7 @@ def test_follower_behind_the_leaders_log_start_restarts_there(rcluster: Cluster)
     assert [f.result(30).low_watermark for f in deleted.values()] == [start]
     cut = len(log_bytes(leader, topic, 0))  # the leader's bytes below offset `start`
 
-    follower.start()
+    restart(rcluster, follower_id)
     produce(leader.bootstrap, topic, 50, idempotent=False)
 
     def copied() -> bool:
