@@ -5,8 +5,8 @@ Its own cluster (three ``franz broker`` processes on a chroot of their own). A t
 partitions, replication factor 3, ``min.insync.replicas=2``. For ``CHAOS_S`` seconds a
 confluent-kafka producer (``enable.idempotence``, acks=all) sends numbered records, record
 ``n`` to partition ``n % 6``, while a loop SIGKILLs the leader of a partition, restarts it
-once its ZooKeeper session has expired, waits (bounded) until every ISR is whole again, and goes on, one kill every
-5-10 s. A consumer group (confluent-kafka, automatic commits) reads all the while.
+once its ZooKeeper session has expired, waits (bounded) until every ISR is whole again, and
+goes on, one kill every 5-10 s. A consumer group (confluent-kafka, automatic commits) reads all the while.
 
 Afterwards:
 
@@ -220,7 +220,9 @@ def test_leader_kills_under_acks_all_lose_nothing(chaos_cluster: Cluster) -> Non
             # As Kafka, a broker cannot register while its dead predecessor's ephemeral
             # znode lives: restart once the session expired.
             path = f"/brokers/ids/{state['leader']}"
-            eventually(lambda: cluster.kazoo.exists(path) is None, 60, "the session expires")
+            eventually(
+                lambda path=path: cluster.kazoo.exists(path) is None, 60, "the session expires"
+            )
             time.sleep(rng.uniform(0.0, 2.0))
             victim.start()
             eventually(lambda: isrs_whole(cluster), 90, f"the ISRs are whole after kill {kills}")
