@@ -6,7 +6,8 @@ partitions, replication factor 3, ``min.insync.replicas=2``. For ``CHAOS_S`` sec
 confluent-kafka producer (``enable.idempotence``, acks=all) sends numbered records, record
 ``n`` to partition ``n % 6``, while a loop SIGKILLs the leader of a partition, restarts it
 once its ZooKeeper session has expired, waits (bounded) until every ISR is whole again, and
-goes on, one kill every 5-10 s. A consumer group (confluent-kafka, automatic commits) reads all the while.
+goes on, one kill every 5-10 s. A consumer group (confluent-kafka, automatic commits) reads
+all the while.
 
 Afterwards:
 
