@@ -6,14 +6,10 @@ processes.
 Roles follow whoever holds ``/controller`` (``C``) and the two others (``A`` < ``B``). The
 topics' partitions are on [A, B] only, so A is their preferred replica.
 
-How leadership moves away from a preferred replica that stays in the ISR, before replication
-lands (ISRs only shrink in today's cluster mode): A stops (controlled shutdown: B leads, the ISR
-is [B]) and comes back, then the ISR is expanded to [B, A] exactly as a Kafka leader with an
-inter-broker protocol before 2.7 does it: a conditional write of the partition's state znode
-and a ``/isr_change_notification/isr_change_<seq>`` naming the partition, which Kafka 3.9's
-controller still reads (``processIsrChangeNotification``: it re-reads the state and sends
-UpdateMetadata). Once followers fetch and AlterPartition exists, that step is what the leader
-does by itself.
+How leadership moves away from a preferred replica that stays in the ISR: A stops (controlled
+shutdown: B leads, the ISR is [B]) and comes back; replication then brings A back into the ISR
+([B, A]: B, the leader, adds it through AlterPartition once A caught up). A preferred replica
+outside the ISR is one that is stopped.
 
 The module's cluster has the automatic rebalance off; the rebalance test starts a cluster of
 its own (with it on, checking every second) and comes first, so the two never run together.
@@ -46,7 +42,7 @@ from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
 
 PATH = "/admin/preferred_replica_election"
 TOPIC = "pref"
-#: Partitions on [A, B]: 0, 2 and 3 get A back in their ISR, 1 does not.
+#: Partitions on [A, B], each used by one test.
 PARTITIONS = 4
 CHECKING = "Processing automatic preferred replica leader election"
 
@@ -84,8 +80,10 @@ def create_topic(cluster: Cluster, topic: str, assignment: list[list[int]]) -> N
         )
 
 
-def move_leadership_away(cluster: Cluster, a: int, b: int, topic: str, partitions: int) -> None:
-    """A stops (controlled shutdown: B leads with ISR [B]) and starts again."""
+def move_leadership_away(
+    cluster: Cluster, a: int, b: int, topic: str, partitions: int, *, restart: bool = True
+) -> None:
+    """A stops (controlled shutdown: B leads with ISR [B]) and, if ``restart``, starts again."""
     cluster.brokers[a].stop()
     for p in range(partitions):
         eventually(
@@ -93,6 +91,11 @@ def move_leadership_away(cluster: Cluster, a: int, b: int, topic: str, partition
             30,
             f"{topic}-{p} led by {b} alone",
         )
+    if restart:
+        restart_broker(cluster, a, b)
+
+
+def restart_broker(cluster: Cluster, a: int, b: int) -> None:
     cluster.brokers[a].start()
     eventually(
         lambda: (
@@ -108,26 +111,13 @@ def metadata_brokers(cluster: Cluster, broker: int) -> list[int]:
     return [int(x["id"]) for x in cluster.kcat_metadata(cluster.brokers[broker])["brokers"]]
 
 
-def expand_isr_as_an_old_leader(
-    cluster: Cluster, topic: str, partition: int, isr: list[int]
-) -> None:
-    """The ISR change of a Kafka leader with inter.broker.protocol.version < 2.7 (module
-    docstring); waits until the controller consumed the notification."""
-    path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-    data, stat = cluster.kazoo.get(path)
-    state = json.loads(data)
-    state["isr"] = isr
-    cluster.kazoo.set(path, json.dumps(state, separators=(",", ":")).encode(), version=stat.version)
-    notification = {"version": 1, "partitions": [{"topic": topic, "partition": partition}]}
-    cluster.kazoo.create(
-        "/isr_change_notification/isr_change_",
-        json.dumps(notification, separators=(",", ":")).encode(),
-        sequence=True,
-    )
+def wait_isr(cluster: Cluster, topic: str, partition: int, leader: int, isr: list[int]) -> None:
+    """Until ``topic-partition`` is led by ``leader`` with ``isr`` (replication adds a
+    caught-up follower back)."""
     eventually(
-        lambda: not cluster.kazoo.get_children("/isr_change_notification"),
-        30,
-        "the controller consumed the ISR change notification",
+        lambda: leader_isr(cluster, topic, partition) == (leader, isr),
+        60,
+        f"{topic}-{partition} led by {leader} with ISR {isr}",
     )
 
 
@@ -160,24 +150,25 @@ def test_auto_rebalance_elects_preferred_leaders_only_while_imbalanced(
         # nothing elected.
         eventually(lambda: cl.brokers[c].output().count(CHECKING) >= 2, 30, "two checks")
         assert "triggered by AutoTriggered" not in cl.brokers[c].output()
-        # A's partition moves to B; A comes back outside the ISR: A is imbalanced (1 of 1),
-        # but its preferred replica cannot lead: an empty election, nothing changes.
-        move_leadership_away(cl, a, b, "auto", 1)
+        # A's partition moves to B while A is down: A is imbalanced (1 of 1), but its
+        # preferred replica cannot lead: an empty election, nothing changes.
+        move_leadership_away(cl, a, b, "auto", 1, restart=False)
         eventually(
             lambda: "for partitions  triggered by AutoTriggered" in cl.brokers[c].output(),
             30,
             "an auto election with nothing electable",
         )
         assert leader_isr(cl, "auto", 0) == (b, [b])
-        # A rejoins the ISR: the next check gives it its leadership back, ISR unchanged.
-        expand_isr_as_an_old_leader(cl, "auto", 0, [b, a])
-        eventually(lambda: leader_isr(cl, "auto", 0) == (a, [b, a]), 30, "auto-0 back to A")
+        # A comes back and rejoins the ISR: a check gives it its leadership back, the ISR
+        # unchanged by the election.
+        restart_broker(cl, a, b)
+        eventually(lambda: leader_isr(cl, "auto", 0) == (a, [b, a]), 60, "auto-0 back to A")
         assert (
             f"Partition auto-0 completed preferred replica leader election. New leader is {a}"
             in (cl.brokers[c].output())
         )
-        # B's own partition (A left its ISR when it stopped) was never touched.
-        assert leader_isr(cl, "auto", 1) == (b, [b])
+        # B's own partition (A left its ISR when it stopped, and rejoined) was never moved.
+        wait_isr(cl, "auto", 1, b, [b, a])
         produce_all(cl.bootstrap(), [("auto", 0, b"after the rebalance")])
         # Only the active controller checks; a new one starts checking after its failover.
         for other in (a, b):
@@ -203,8 +194,8 @@ def roles(
         c, a, b = controller_roles(cl)
         create_topic(cl, TOPIC, [[a, b]] * PARTITIONS)
         move_leadership_away(cl, a, b, TOPIC, PARTITIONS)
-        for p in (0, 2, 3):
-            expand_isr_as_an_old_leader(cl, TOPIC, p, [b, a])
+        for p in range(PARTITIONS):
+            wait_isr(cl, TOPIC, p, b, [b, a])
         yield Roles(cl, c, a, b)
 
 
@@ -238,8 +229,16 @@ def test_znode_elects_the_preferred_replica_and_is_deleted(roles: Roles) -> None
 
 def test_znode_for_a_preferred_replica_outside_the_isr_elects_nothing(roles: Roles) -> None:
     cl, a, b = roles.cluster, roles.a, roles.b
-    write_election(cl, election_json((TOPIC, 1)))
-    assert leader_isr(cl, TOPIC, 1) == (b, [b])
+    # A stops: it leaves the ISRs (controlled shutdown), and comes back afterwards.
+    cl.brokers[a].stop()
+    wait_isr(cl, TOPIC, 1, b, [b])
+    try:
+        write_election(cl, election_json((TOPIC, 1)))
+        assert leader_isr(cl, TOPIC, 1) == (b, [b])
+    finally:
+        restart_broker(cl, a, b)
+        for p in (1, 2, 3):
+            wait_isr(cl, TOPIC, p, b, [b, a])
     out = cl.brokers[roles.c].output()
     assert f"Error completing replica leader election (PREFERRED) for partition {TOPIC}-1" in out
     assert (
