@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import ElectionType, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from tests.support.broker import BrokerProcess  # noqa: E402
@@ -170,16 +170,6 @@ def test_followers_copy_the_leaders_log_byte_for_byte(rcluster: Cluster) -> None
     assert_high_watermarks(rcluster, topic, PARTITIONS, 5000)
 
 
-def elect_unclean(bootstrap: str, topic: str) -> bool:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    future = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, 0)])
-    try:
-        errors = future.result(30)
-    except Exception:
-        return False
-    return all(e is None for e in errors.values())
-
-
 def restart(cluster: Cluster, broker_id: int) -> None:
     """Start a SIGKILLed broker again once ZooKeeper expired its old session (a broker
     whose registration still exists refuses to start, as Kafka's)."""
@@ -197,8 +187,8 @@ def partition_state(cluster: Cluster, topic: str, partition: int = 0) -> dict[st
 
 def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -> None:
     """KIP-320 truncation on fetch after an unclean election: the leader L writes B while its
-    followers are down (ISR = {L}), dies; follower F1 comes back and is elected (unclean,
-    by ElectLeaders) at a new epoch and writes C; when L returns it follows F1, gets a
+    followers are down (ISR = {L}), dies; follower F1 comes back and is elected (unclean:
+    the topic allows it) at a new epoch and writes C; when L returns it follows F1, gets a
     ``diverging_epoch`` answer, truncates B and copies C: every replica ends byte-identical
     to F1's log, A + C."""
     topic = f"diverge-{uuid.uuid4().hex[:6]}"
@@ -230,9 +220,7 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     assert log_bytes(f1, topic, 0) == a_bytes == log_bytes(f2, topic, 0)
 
     restart(rcluster, first)
-    # Franz's controller does not yet elect uncleanly on its own (the topic config is what
-    # Kafka's would act on): ask for the unclean election, as `kafka-leader-election` would.
-    eventually(lambda: elect_unclean(f1.bootstrap, topic), 60, f"unclean election of {topic}")
+    # The topic allows unclean elections: the controller elects the returning F1 by itself.
     eventually(
         lambda: partition_state(rcluster, topic)["leader"] == first,
         60,
