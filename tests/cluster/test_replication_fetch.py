@@ -22,6 +22,7 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from franz.protocol.records.batch import iter_batches  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
 from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster  # noqa: E402
 from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
@@ -111,8 +112,27 @@ def epoch_checkpoint(broker: BrokerProcess, topic: str, partition: int) -> str |
         return None
 
 
-def _epochs_are(broker: BrokerProcess, topic: str, partition: int, expected: str) -> bool:
-    return epoch_checkpoint(broker, topic, partition) == expected
+def epoch_entries(checkpoint: str | None) -> list[tuple[int, int]]:
+    """The (epoch, start offset) entries of a ``leader-epoch-checkpoint`` file's text."""
+    if checkpoint is None:
+        return []
+    lines = checkpoint.split()
+    return [(int(e), int(o)) for e, o in zip(lines[2::2], lines[3::2], strict=True)]
+
+
+def epochs_with_data(checkpoint: str | None, log_end_offset: int) -> list[tuple[int, int]]:
+    """The entries whose epoch holds records. A leader assigns its epoch at its log end when
+    elected (Kafka's ``maybeAssignEpochStartOffset``); an epoch in which it appended nothing
+    (it was bumped again, or nothing came) reaches no follower, in Kafka as here."""
+    entries = epoch_entries(checkpoint)
+    ends = [start for _, start in entries[1:]] + [log_end_offset]
+    return [entry for entry, end in zip(entries, ends, strict=True) if entry[1] < end]
+
+
+def _epochs_are(
+    broker: BrokerProcess, topic: str, partition: int, expected: list[tuple[int, int]]
+) -> bool:
+    return epoch_entries(epoch_checkpoint(broker, topic, partition)) == expected
 
 
 def _log_is(broker: BrokerProcess, topic: str, partition: int, expected: bytes) -> bool:
@@ -121,7 +141,7 @@ def _log_is(broker: BrokerProcess, topic: str, partition: int, expected: bytes) 
 
 def assert_replicas_identical(cluster: Cluster, topic: str, partitions: int) -> None:
     """Every replica's ``.log`` bytes equal its leader's (bounded poll), and the followers'
-    leader-epoch checkpoints match the leader's."""
+    leader-epoch checkpoints hold the leader's epochs that have records."""
     for p in range(partitions):
         leader = cluster.brokers[leader_of(cluster, topic, p)]
         expected = log_bytes(leader, topic, p)
@@ -133,15 +153,22 @@ def assert_replicas_identical(cluster: Cluster, topic: str, partitions: int) -> 
                 f"{topic}-{p}: broker {broker_id}'s log equals the leader's",
             )
     for p in range(partitions):
-        leader = cluster.brokers[leader_of(cluster, topic, p)]
-        epochs = epoch_checkpoint(leader, topic, p)
-        assert epochs is not None
+        leader_id = leader_of(cluster, topic, p)
+        leader = cluster.brokers[leader_id]
+        checkpoint = epoch_checkpoint(leader, topic, p)
+        assert checkpoint is not None
+        log_end = max(batch.next_offset for batch in iter_batches(log_bytes(leader, topic, p)))
+        epochs = epochs_with_data(checkpoint, log_end)
+        assert epochs, f"{topic}-{p}: no epoch with records in {checkpoint!r}"
         for broker_id, broker in cluster.brokers.items():
+            if broker_id == leader_id:
+                continue
             # The checkpoint is written (and fsynced) just after the batches it describes.
             eventually(
                 functools.partial(_epochs_are, broker, topic, p, epochs),
-                15,
-                f"{topic}-{p}: broker {broker_id}'s leader-epoch-checkpoint is the leader's",
+                30,
+                f"{topic}-{p}: broker {broker_id}'s leader-epoch-checkpoint is the leader's "
+                f"epochs with records",
             )
 
 
