@@ -17,6 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from franz.cluster.fetch_session_handler import (
+    FetchRequestData,
+    FetchSessionHandler,
+    PartitionData,
+)
 from franz.cluster.fetch_state import (
     EARLIEST_TIMESTAMP,
     FETCH_VERSION,
@@ -96,6 +101,8 @@ class ReplicaFetcher:
         self._connection: KafkaClientConnection | None = None
         self._task: asyncio.Task[None] | None = None
         self._warnings = _RateLimitedWarnings()
+        #: The incremental fetch session with the leader (KIP-227).
+        self._session = FetchSessionHandler()
         #: Fetch requests answered (for tests and metrics).
         self.fetches = 0
 
@@ -176,7 +183,11 @@ class ReplicaFetcher:
             for tp, state in self.partitions.items()
             if not state.truncating and not state.fenced and state.delay_until <= now
         }
-        if not ready:
+        request_data = self._session.build(
+            {tp: self._partition_data(tp, state) for tp, state in ready.items()}
+        )
+        if not request_data.session_partitions and not request_data.to_forget:
+            # Kafka's buildFetch: nothing to fetch and nothing to forget, no request.
             delays = [
                 s.delay_until - now
                 for s in self.partitions.values()
@@ -189,65 +200,116 @@ class ReplicaFetcher:
             return
         connection = await self._connect()
         version = connection.version_for(ApiKey.FETCH, FETCH_VERSION, MIN_FETCH_VERSION)
-        if version >= FIRST_TOPIC_ID_VERSION and any(not s.topic_id.int for s in ready.values()):
+        if version >= FIRST_TOPIC_ID_VERSION and not request_data.can_use_topic_ids:
             # A partition whose LeaderAndIsr carried no topic id (v0-4): fetch by name, as
             # Kafka's fetcher does when a topic id is missing.
             version = FIRST_TOPIC_ID_VERSION - 1
-        sent = {tp: (state.fetch_offset, state.leader_epoch) for tp, state in ready.items()}
-        request = self._fetch_request(version, ready)
+        sent = {
+            tp: (data.fetch_offset, data.current_leader_epoch)
+            for tp, data in request_data.session_partitions.items()
+        }
+        request = self._fetch_request(version, request_data)
         timeout = (self.config.socket_timeout_ms + self.config.fetch_wait_max_ms) / 1000
         response = await connection.fetch(request, timeout=timeout)
         self.fetches += 1
-        if response.error_code:
+        names = self._session.session_topic_names
+        by_name = version < FIRST_TOPIC_ID_VERSION
+        partitions = [
+            (TopicPartition(name, p.partition_index), p)
+            for topic in response.responses
+            for name in (topic.name if by_name else names.get(topic.topic_id, ""),)
+            for p in topic.partitions
+        ]
+        if not self._session.handle_response(
+            response.error_code,
+            response.session_id,
+            (tp for tp, _ in partitions),
+            () if by_name else (topic.topic_id for topic in response.responses),
+        ):
+            await self._on_session_refused(response.error_code, sent)
+            return
+        out_of_range: list[TopicPartition] = []
+        for tp, data in partitions:
+            before = sent.get(tp)
+            state = self.partitions.get(tp)
+            if before is None or state is None:
+                continue
+            if (state.fetch_offset, state.leader_epoch) != before or state.fenced:
+                continue  # changed while the fetch was in flight
+            if self._process(tp, state, data):
+                out_of_range.append(tp)
+        for tp in out_of_range:
+            await self._handle_out_of_range(tp)
+
+    async def _on_session_refused(
+        self, error_code: int, sent: Mapping[TopicPartition, tuple[int, int]]
+    ) -> None:
+        """A response not processed (``FetchSessionHandler.handle_response`` said no): a
+        session error starts a new session at once (Kafka's fetcher gets an empty answer
+        and fetches again); any other top-level error backs the fetcher off
+        ``replica.fetch.backoff.ms``; a response
+        that does not match the session is dropped, the next request is a full one."""
+        if error_code in (
+            ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+            ErrorCode.INVALID_FETCH_SESSION_EPOCH,
+        ):
+            log.info(
+                "[%s] broker %d answered %s; starting a new fetch session",
+                self.name,
+                self.leader_id,
+                _error_name(error_code),
+            )
+            return
+        if error_code:
             self._warnings.warn(
-                f"top-{response.error_code}",
+                f"top-{error_code}",
                 "[%s] fetch from broker %d failed with error %s",
                 self.name,
                 self.leader_id,
-                _error_name(response.error_code),
+                _error_name(error_code),
             )
             self._delay(sent)
             await asyncio.sleep(self.config.fetch_backoff_ms / 1000)
             return
-        names = {state.topic_id: tp.topic for tp, state in ready.items()}
-        out_of_range: list[TopicPartition] = []
-        for topic in response.responses:
-            name = topic.name if version < FIRST_TOPIC_ID_VERSION else names.get(topic.topic_id, "")
-            for data in topic.partitions:
-                tp = TopicPartition(name, data.partition_index)
-                before = sent.get(tp)
-                state = self.partitions.get(tp)
-                if before is None or state is None:
-                    continue
-                if (state.fetch_offset, state.leader_epoch) != before or state.fenced:
-                    continue  # changed while the fetch was in flight
-                if self._process(tp, state, data):
-                    out_of_range.append(tp)
-        for tp in out_of_range:
-            await self._handle_out_of_range(tp)
+        log.info(
+            "[%s] broker %d sent a fetch response that does not match the fetch session; "
+            "the next fetch is a full one",
+            self.name,
+            self.leader_id,
+        )
 
-    def _fetch_request(self, version: int, ready: Mapping[TopicPartition, _FetchState]) -> Any:
-        topics: dict[str, list[dict[str, Any]]] = {}
-        topic_ids: dict[str, uuid.UUID] = {}
-        replica_manager = self.manager.replica_manager
-        for tp, state in ready.items():
-            partition = replica_manager.partitions.get(tp)
-            log_start = partition.log_start_offset if partition is not None else -1
-            topics.setdefault(tp.topic, []).append(
+    def _partition_data(self, tp: TopicPartition, state: _FetchState) -> PartitionData:
+        partition = self.manager.replica_manager.partitions.get(tp)
+        return PartitionData(
+            topic_id=state.topic_id,
+            fetch_offset=state.fetch_offset,
+            log_start_offset=partition.log_start_offset if partition is not None else -1,
+            max_bytes=self.config.fetch_max_bytes,
+            current_leader_epoch=state.leader_epoch,
+            last_fetched_epoch=(
+                UNDEFINED_EPOCH if state.last_fetched_epoch is None else state.last_fetched_epoch
+            ),
+        )
+
+    def _fetch_request(self, version: int, data: FetchRequestData) -> Any:
+        """The kio Fetch request for ``data`` (the session's metadata, the partitions to
+        send and to forget)."""
+        by_name = version < FIRST_TOPIC_ID_VERSION
+        topics: dict[tuple[str, uuid.UUID], list[dict[str, Any]]] = {}
+        for tp, p in data.to_send.items():
+            topics.setdefault((tp.topic, p.topic_id), []).append(
                 {
                     "partition": tp.partition,
-                    "current_leader_epoch": state.leader_epoch,
-                    "fetch_offset": state.fetch_offset,
-                    "last_fetched_epoch": (
-                        UNDEFINED_EPOCH
-                        if state.last_fetched_epoch is None
-                        else state.last_fetched_epoch
-                    ),
-                    "log_start_offset": log_start,
-                    "partition_max_bytes": self.config.fetch_max_bytes,
+                    "current_leader_epoch": p.current_leader_epoch,
+                    "fetch_offset": p.fetch_offset,
+                    "last_fetched_epoch": p.last_fetched_epoch,
+                    "log_start_offset": p.log_start_offset,
+                    "partition_max_bytes": p.max_bytes,
                 }
             )
-            topic_ids[tp.topic] = state.topic_id
+        forgotten: dict[tuple[str, uuid.UUID], list[int]] = {}
+        for tp, topic_id in data.to_forget:
+            forgotten.setdefault((tp.topic, topic_id), []).append(tp.partition)
         broker_id = self.config.broker_id
         return build(
             request_type(ApiKey.FETCH, version),
@@ -261,13 +323,16 @@ class ReplicaFetcher:
                 "min_bytes": self.config.fetch_min_bytes,
                 "max_bytes": self.config.fetch_response_max_bytes,
                 "isolation_level": 0,
-                "session_id": 0,
-                "session_epoch": -1,  # FINAL_EPOCH: a full fetch, no session
+                "session_id": data.metadata.session_id,
+                "session_epoch": data.metadata.epoch,
                 "topics": [
-                    {"topic": name, "topic_id": topic_ids[name], "partitions": partitions}
-                    for name, partitions in topics.items()
+                    {"topic": name, "topic_id": topic_id, "partitions": partitions}
+                    for (name, topic_id), partitions in topics.items()
                 ],
-                "forgotten_topics_data": [],
+                "forgotten_topics_data": [
+                    {"topic": name if by_name else "", "topic_id": topic_id, "partitions": ps}
+                    for (name, topic_id), ps in forgotten.items()
+                ],
                 "rack_id": "",
             },
         )
@@ -530,6 +595,9 @@ class ReplicaFetcher:
         return connection
 
     def _close_connection(self, reason: str) -> None:
+        # A request may have been lost with the connection: its session epoch is unknown,
+        # so the next request closes the session and starts a new one (Kafka's handleError).
+        self._session.handle_error()
         connection, self._connection = self._connection, None
         if connection is not None:
             connection.close(reason)
