@@ -154,11 +154,13 @@ class HttpEndpoint:
         server, self._server = self._server, None
         if server is not None:
             server.close()
-            await server.wait_closed()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if server is not None:
+            # After the connections are gone: from Python 3.12 this waits for them too.
+            await server.wait_closed()
 
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
