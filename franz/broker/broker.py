@@ -82,6 +82,7 @@ from franz.metadata.zk_session import ZkBrokerSession
 from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import BrokerInfo
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
+from franz.metrics import BrokerMetrics
 from franz.network.limits import parse_per_ip_overrides
 from franz.network.sender import SenderConfig
 from franz.network.server import SocketServer, SocketServerConfig
@@ -264,6 +265,14 @@ class Broker:
                 backlog=config.get("socket.listen.backlog.size"),
             ),
             Dispatcher(self),
+        )
+        #: Kafka's replication metrics, on ``metrics.listener`` (``franz.metrics``).
+        self.metrics = BrokerMetrics(
+            self.broker_id,
+            config.get("metrics.listener"),
+            lambda: self.replica_manager,
+            lambda: self.controller or self.topic_manager.controller,
+            lambda: self.replica_manager.replica_fetcher_manager,
         )
         self._ticker: asyncio.Task[None] | None = None
         self._isr_expiration: asyncio.Task[None] | None = None
@@ -487,6 +496,7 @@ class Broker:
             self.topic_manager.start_replicas()
             self.offsets_log.load_into(self.group_coordinator)
             self.group_coordinator.arm_all()
+            await self.metrics.start()
             await self.server.start()
             if self.zk is None:
                 self._publish_live_brokers()
@@ -496,6 +506,7 @@ class Broker:
         except BaseException:
             await self._leave_zookeeper()
             await self.server.shutdown()
+            await self.metrics.stop()
             self.log_manager.shutdown()
             raise
         self._ticker = asyncio.get_running_loop().create_task(self._tick())
@@ -505,7 +516,7 @@ class Broker:
             )
         self._started = True
         log.info(
-            "franz broker %d started: listener %s, log dirs %s, %d partition(s), %s",
+            "franz broker %d started: listener %s, log dirs %s, %d partition(s), %s%s",
             self.broker_id,
             self.listener.uri(self.server.bound_port),
             ", ".join(str(d) for d in self.log_manager.log_dirs),
@@ -513,6 +524,7 @@ class Broker:
             "embedded metadata"
             if self.zookeeper_connect is None
             else f"ZooKeeper {self.zookeeper_connect}, cluster id {self.cluster_id}",
+            f", metrics {self.metrics.url}" if self.metrics.url else "",
         )
 
     async def _tick(self) -> None:
@@ -543,6 +555,7 @@ class Broker:
         self.group_coordinator.shutdown()
         await self._leave_zookeeper()
         await self.server.shutdown()
+        await self.metrics.stop()
         for task in (self._ticker, self._isr_expiration):
             if task is not None:
                 task.cancel()

@@ -67,6 +67,9 @@ class _FetchState:
     delay_until: float = 0.0
     #: Fenced: idle until the next LeaderAndIsr re-adds it.
     fenced: bool = False
+    #: The leader's HW in the last response appended from (-1: none yet); the follower's
+    #: lag (Kafka's FetcherLagMetrics ConsumerLag) is computed from it when scraped.
+    leader_high_watermark: int = -1
 
 
 class _RateLimitedWarnings:
@@ -404,6 +407,7 @@ class ReplicaFetcher:
                 # request, so one with a batch larger than its share is first in time and
                 # gets it whole (the leader's min-one-message rule), never starved.
                 self.partitions[tp] = self.partitions.pop(tp)
+        state.leader_high_watermark = data.high_watermark
         partition.update_follower_high_watermark(data.high_watermark)
         if data.log_start_offset > partition.log_start_offset:
             partition.maybe_increment_follower_log_start_offset(data.log_start_offset)

@@ -57,6 +57,7 @@ from franz.storage.log import FetchDataInfo, Log, LogAppendInfo
 __all__ = [
     "INITIAL_LEADER_EPOCH",
     "NO_LEADER",
+    "AlterPartitionListener",
     "AlterPartitionSubmitter",
     "LeaderAndIsrPartitionState",
     "Partition",
@@ -86,6 +87,18 @@ class AlterPartitionSubmitter(Protocol):
     def submit(
         self, tp: TopicPartition, topic_id: uuid.UUID, leader_and_isr: IsrUpdate
     ) -> asyncio.Future[IsrUpdateResult]: ...
+
+
+class AlterPartitionListener(Protocol):
+    """Kafka's ``AlterPartitionListener``: the outcomes of this leader's ISR changes, counted
+    by the replica manager (its IsrExpandsPerSec, IsrShrinksPerSec, FailedIsrUpdatesPerSec
+    meters: ``franz.metrics``)."""
+
+    def mark_isr_expand(self) -> None: ...
+
+    def mark_isr_shrink(self) -> None: ...
+
+    def mark_failed(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +184,8 @@ class Partition:
         #: Called after the HW moved outside an append (a follower's fetch, an ISR change):
         #: the replica manager wakes consumers and delayed produces (set by it).
         self.on_high_watermark_increment: Callable[[Partition], None] | None = None
+        #: Counts the outcomes of ISR changes (set by the replica manager).
+        self.alter_partition_listener: AlterPartitionListener | None = None
 
     # -- LeaderAndIsr ----------------------------------------------------------------------
 
@@ -415,6 +430,7 @@ class Partition:
             log.warning("%s: AlterPartition failed: %r", self.topic_partition, exc)
             if self.pending_isr is pending:
                 self.pending_isr = None
+                self._mark_isr_change(None)
             return
         if self.handle_alter_partition_result(pending, future.result()):
             callback = self.on_high_watermark_increment
@@ -434,6 +450,7 @@ class Partition:
                 log.debug(
                     "%s: ignoring AlterPartition answer of another epoch", self.topic_partition
                 )
+                self._mark_isr_change(None)
                 return False
             if result.partition_epoch < self.partition_epoch:
                 log.info(
@@ -442,6 +459,7 @@ class Partition:
                     result.partition_epoch,
                     self.partition_epoch,
                 )
+                self._mark_isr_change(None)
                 return False
             self.isr = list(result.isr)
             self.partition_epoch = result.partition_epoch
@@ -452,7 +470,9 @@ class Partition:
                 ",".join(map(str, self.isr)),
                 self.partition_epoch,
             )
+            self._mark_isr_change(pending)
             return self.maybe_increment_leader_hw()
+        self._mark_isr_change(None)
         if result.error in (ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.INELIGIBLE_REPLICA):
             # Known not applied: back to the last committed state, to be retried.
             self.pending_isr = None
@@ -471,6 +491,20 @@ class Partition:
             result.error.name,
         )
         return False
+
+    def _mark_isr_change(self, committed: PendingIsrChange | None) -> None:
+        """Kafka's ``alterPartitionListener`` marks: a committed expansion or shrink, or (None)
+        a failed update (an error answer, or one for another leader or an older partition
+        epoch)."""
+        listener = self.alter_partition_listener
+        if listener is None:
+            return
+        if committed is None:
+            listener.mark_failed()
+        elif committed.expand:
+            listener.mark_isr_expand()
+        else:
+            listener.mark_isr_shrink()
 
     def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, ErrorCode]:
         """Kafka's ``checkEnoughReplicasReachOffset`` for a delayed acks=all produce:

@@ -125,6 +125,20 @@ class ReplicaManager:
         #: Cluster mode: the followers' fetchers (``franz.cluster.replica_fetcher``), set by
         #: the broker; None in embedded mode (no followers).
         self.replica_fetcher_manager: ReplicaFetcherManager | None = None
+        #: The counts of Kafka's IsrExpandsPerSec, IsrShrinksPerSec and FailedIsrUpdatesPerSec
+        #: meters (this broker's ISR changes as a leader; ``franz.metrics`` exports them).
+        self.isr_expands = 0
+        self.isr_shrinks = 0
+        self.failed_isr_updates = 0
+
+    def mark_isr_expand(self) -> None:
+        self.isr_expands += 1
+
+    def mark_isr_shrink(self) -> None:
+        self.isr_shrinks += 1
+
+    def mark_failed(self) -> None:
+        self.failed_isr_updates += 1
 
     def accept_controller_epoch(self, controller_epoch: int) -> bool:
         """Kafka's controller fencing of LeaderAndIsr, UpdateMetadata and StopReplica: False
@@ -278,6 +292,7 @@ class ReplicaManager:
             is_replica_isr_eligible=self.is_replica_isr_eligible,
         )
         partition.on_high_watermark_increment = self.on_high_watermark_increment
+        partition.alter_partition_listener = self
         self.partitions[tp] = partition
         return partition
 

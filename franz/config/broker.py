@@ -76,6 +76,16 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "Franz's own key (Kafka has none): CRC-check every batch of every segment at startup; "
         "corrupt batches are logged at ERROR and kept, never cut (see franz.storage.log_loader).",
     ),
+    ConfigKey(
+        "metrics.listener",
+        _S,
+        None,
+        "Franz's own key (Kafka exports its metrics to JMX): [http://]host:port of an HTTP "
+        "endpoint serving GET /metrics in Prometheus' text format, Kafka's metrics named as "
+        "the Prometheus JMX exporter's Kafka rules name them (see franz.metrics). Unset: off. "
+        "A bare port or an empty host binds 127.0.0.1; port 0 takes any free port (the "
+        "broker's start-up line gives the URL).",
+    ),
     ConfigKey("num.partitions", _I, 1, "Default partitions of auto-created topics.", at_least(1)),
     ConfigKey("default.replication.factor", _I, 1, "Default replication factor.", at_least(1)),
     ConfigKey("auto.create.topics.enable", _B, True, "Create topics on first use."),

@@ -174,6 +174,9 @@ class Controller:
         self._moving: set[asyncio.Task[None]] = set()
         #: Events processed, by class name (tests and metrics).
         self.processed: dict[str, int] = {}
+        #: Kafka's ControllerStats UncleanLeaderElectionsPerSec (its count): partitions this
+        #: controller gave a leader from outside their ISR.
+        self.unclean_leader_elections = 0
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -447,6 +450,7 @@ class Controller:
                 list(previous.leader_and_isr.isr) if previous is not None else [],
             )
         change.apply(ctx)
+        self.unclean_leader_elections += len(change.unclean)
         self.batch.new_batch(ctx)
         try:
             self.batch.add(change.requests())

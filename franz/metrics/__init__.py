@@ -1,0 +1,25 @@
+"""Franz's metrics, named as Kafka's: the Kafka MBeans users watch, exported on an HTTP
+endpoint with the names the Prometheus JMX exporter's standard Kafka rules give them, so
+Grafana dashboards made for Kafka work unchanged.
+
+Modules: ``names`` (MBean -> Prometheus name, the JMX exporter's rules), ``replication``
+(the replication gauges as Kafka computes them, pure), ``collectors`` (prometheus_client
+collectors reading the broker's state at scrape time), ``broker_metrics`` (a broker's
+registry, the ``metrics.listener`` endpoint and the under-replicated log line). The HTTP
+server itself is ``franz.network.http_endpoint``.
+
+Exported so far (issue 17's replication metrics; the README's "Metrics" section lists the
+Prometheus names): ``kafka.server:type=ReplicaManager`` LeaderCount, PartitionCount,
+OfflineReplicaCount, UnderReplicatedPartitions, UnderMinIsrPartitionCount,
+AtMinIsrPartitionCount, IsrExpandsPerSec, IsrShrinksPerSec, FailedIsrUpdatesPerSec;
+``kafka.controller:type=KafkaController`` ActiveControllerCount, OfflinePartitionsCount,
+PreferredReplicaImbalanceCount, GlobalTopicCount, GlobalPartitionCount;
+``kafka.controller:type=ControllerStats`` UncleanLeaderElectionsPerSec,
+LeaderElectionRateAndTimeMs (count); ``kafka.server:type=ReplicaFetcherManager,name=MaxLag,
+clientId=Replica``; ``kafka.server:type=FetcherLagMetrics,name=ConsumerLag`` per followed
+partition.
+"""
+
+from franz.metrics.broker_metrics import BrokerMetrics, parse_metrics_listener
+
+__all__ = ["BrokerMetrics", "parse_metrics_listener"]
