@@ -142,7 +142,7 @@ class Broker:
         self._advertised = parse_listener(advertised[0]) if advertised else None
         self.fetch_max_bytes: int = config.get("fetch.max.bytes")
         self.fetch_sessions = FetchSessionCache(
-            config.get("max.incremental.fetch.session.cache.slots")
+            config.get("max.incremental.fetch.session.cache.slots"), clock=self.clock
         )
         log_dirs = config.log_dirs
         self.zookeeper_connect: str | None = config.get("zookeeper.connect") or None

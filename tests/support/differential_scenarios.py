@@ -402,6 +402,69 @@ def fetch(s: Session, v: int) -> None:
         )
 
 
+def fetch_sessions(s: Session, v: int) -> None:
+    """Incremental fetch sessions (KIP-227, v7+): a full fetch creates a session; incremental
+    ones answer only partitions with news; a wrong epoch; a session whose partitions are all
+    forgotten is closed (answered sessionless), so using it again is an unknown session."""
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    tid = wait_for_leaders(s, topic, 2).topics[0].topic_id
+    produce(s, topic, records(3), partition=0)
+
+    def request(
+        session: tuple[int, int], offsets: dict[int, int], forget: tuple[int, ...] = ()
+    ) -> dict[str, Any]:
+        return {
+            "replica_id": -1,
+            "max_wait": 0,
+            "min_bytes": 0,
+            "max_bytes": 1 << 20,
+            "isolation_level": 0,
+            "session_id": session[0],
+            "session_epoch": session[1],
+            "topics": [
+                {
+                    "topic": topic,
+                    "topic_id": tid,
+                    "partitions": [
+                        {
+                            "partition": p,
+                            "current_leader_epoch": -1,
+                            "fetch_offset": offset,
+                            "last_fetched_epoch": -1,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                        for p, offset in offsets.items()
+                    ],
+                }
+            ]
+            if offsets
+            else [],
+            "forgotten_topics_data": (
+                [{"topic": topic, "topic_id": tid, "partitions": list(forget)}] if forget else []
+            ),
+            "rack_id": "",
+        }
+
+    def with_session_flag(response: Any) -> Any:
+        # session_id is random (MAY_DIFFER): compare whether there is one.
+        return {**response, "has_session": response["session_id"] != 0}
+
+    def step(label: str, session: tuple[int, int], offsets: dict[int, int], **kw: Any) -> Any:
+        fetch = request(session, offsets, **kw)
+        return s.send(ApiKey.FETCH, fetch, label=label, select=with_session_flag)
+
+    sid = int(step("full, new session", (0, 0), {0: 0, 1: 0}).session_id)
+    step("incremental, no news", (sid, 1), {0: 3})
+    produce(s, topic, records(2), partition=1)
+    step("incremental, records of a partition not in the request", (sid, 2), {})
+    step("wrong epoch", (sid, 7), {})
+    step("every partition forgotten", (sid, 3), {}, forget=(0, 1))
+    step("the closed session", (sid, 4), {})
+    step("sessionless", (sid, -1), {0: 0})
+
+
 def list_offsets(s: Session, v: int) -> None:
     topic = s.name()
     create_topic(s, topic)
@@ -957,8 +1020,9 @@ def offset_for_leader_epoch(s: Session, v: int) -> None:
             )
 
 
-#: Scenarios that do not apply below a version: idempotent batches need magic 2 (Produce v3+).
-FIRST_VERSION: Final = {"produce-idempotent": FIRST_V2_PRODUCE}
+#: Scenarios that do not apply below a version: idempotent batches need magic 2 (Produce v3+),
+#: fetch sessions Fetch v7 (KIP-227).
+FIRST_VERSION: Final = {"produce-idempotent": FIRST_V2_PRODUCE, "fetch-sessions": 7}
 
 SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
     Scenario(
@@ -975,6 +1039,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
         ("produce", ApiKey.PRODUCE, produce_scenario),
         ("produce-idempotent", ApiKey.PRODUCE, produce_idempotent),
         ("fetch", ApiKey.FETCH, fetch),
+        ("fetch-sessions", ApiKey.FETCH, fetch_sessions),
         ("list-offsets", ApiKey.LIST_OFFSETS, list_offsets),
         ("create-topics", ApiKey.CREATE_TOPICS, create_topics),
         ("delete-topics", ApiKey.DELETE_TOPICS, delete_topics),

@@ -137,6 +137,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
 
     session_id = getattr(request, "session_id", 0)
     epoch = getattr(request, "session_epoch", FINAL_EPOCH)
+    replica_id = _replica_id(request)
     cache = services.fetch_sessions
     session: FetchSession | None = None
     incremental = False
@@ -147,7 +148,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         elif epoch == INITIAL_EPOCH:
             if session_id:
                 cache.remove(session_id)
-            session = cache.create()
+            # A follower's session is privileged: consumers never evict it (Kafka's).
+            session = cache.create(privileged=replica_id >= 0, size=len(requested))
             if session is not None:
                 for cached in requested:
                     session.upsert(cached)
@@ -161,7 +163,12 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                 session.upsert(cached)
             for key in forgotten:
                 session.forget(key)
-            for cached in session.partitions.values():
+            cache.touch(session)
+            if not session.partitions:
+                # Kafka: a session left empty is closed; the answer is sessionless.
+                cache.remove(session.session_id)
+                session, incremental = None, False
+            for cached in session.partitions.values() if session is not None else ():
                 if cached.topic not in topic_ids:
                     topic_ids[cached.topic] = metadata.topic_id(cached.topic) or _ZERO_UUID
     if session is not None:
@@ -170,7 +177,6 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         partitions = list(session.partitions.values())
     else:
         partitions = requested
-    replica_id = _replica_id(request)
     plan = _Plan(
         version=version,
         partitions=partitions,

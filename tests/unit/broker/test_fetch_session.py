@@ -1,4 +1,5 @@
-"""Incremental fetch sessions (KIP-227): the session cache and what a session remembers."""
+"""Incremental fetch sessions (KIP-227): the session cache (Kafka's eviction rules) and what
+a session remembers."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from franz.broker.fetch_session import (
+    EVICTION_MS,
     FINAL_EPOCH,
     INITIAL_EPOCH,
     CachedPartition,
     FetchSession,
     FetchSessionCache,
 )
+from franz.clock import ManualClock
 from franz.errors import ErrorCode
 
 MAX_SESSION_ID = 2**31 - 1
@@ -79,45 +82,113 @@ def test_no_slots_means_no_sessions(slots: int) -> None:
     assert len(cache) == 0
 
 
-def test_full_cache_evicts_the_least_recently_used() -> None:
-    cache = FetchSessionCache(2, random.Random(3))
+STALE = EVICTION_MS + 1
+
+
+def test_a_full_cache_evicts_a_stale_session() -> None:
+    """Kafka's tryEvict, first rule: the least recently used session, once unused for
+    EVICTION_MS, makes room for anyone."""
+    clock = ManualClock()
+    cache = FetchSessionCache(2, random.Random(3), clock)
     a, b = cache.create(), cache.create()
     assert a is not None and b is not None
+    clock.advance(STALE)
     c = cache.create()
     assert c is not None
-    assert len(cache) == 2
+    assert len(cache) == 2 and cache.evictions == 1
     assert cache.lookup(a.session_id, 1) is ErrorCode.FETCH_SESSION_ID_NOT_FOUND
     assert cache.lookup(b.session_id, 1) is b
     assert cache.lookup(c.session_id, 1) is c
 
 
-def test_lookup_makes_a_session_recently_used() -> None:
-    cache = FetchSessionCache(2, random.Random(4))
-    a, b = cache.create(), cache.create()
-    assert a is not None and b is not None
-    assert cache.lookup(a.session_id, 1) is a  # a is now the most recently used
-    c = cache.create()
-    assert c is not None
-    assert cache.lookup(b.session_id, 1) is ErrorCode.FETCH_SESSION_ID_NOT_FOUND
-    assert cache.lookup(a.session_id, 1) is a
+def test_a_full_cache_of_fresh_sessions_makes_no_room_for_a_consumer() -> None:
+    """A consumer cannot evict sessions that are neither stale nor old: it gets none, and
+    its fetch is answered sessionless."""
+    clock = ManualClock()
+    cache = FetchSessionCache(2, random.Random(3), clock)
+    a, b = cache.create(size=1), cache.create(size=1)
+    clock.advance(EVICTION_MS - 1)
+    assert cache.create(size=50) is None
+    assert len(cache) == 2 and cache.evictions == 0
+    assert a is not None and cache.lookup(a.session_id, 1) is a
+    assert b is not None and cache.lookup(b.session_id, 1) is b
+
+
+def test_a_followers_session_evicts_a_consumers() -> None:
+    clock = ManualClock()
+    cache = FetchSessionCache(2, random.Random(3), clock)
+    follower = cache.create(privileged=True, size=5)
+    consumer = cache.create(size=1)
+    assert follower is not None and consumer is not None
+    other_follower = cache.create(privileged=True, size=1)
+    assert other_follower is not None
+    assert cache.lookup(consumer.session_id, 1) is ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    assert cache.lookup(follower.session_id, 1) is follower
+    # Two fresh followers' sessions: a third follower finds nothing it may evict.
+    assert cache.create(privileged=True, size=100) is None
+
+
+def test_consumers_never_evict_followers_sessions_however_old() -> None:
+    clock = ManualClock()
+    cache = FetchSessionCache(1, random.Random(3), clock)
+    follower = cache.create(privileged=True, size=1)
+    assert follower is not None
+    for _ in range(3):
+        clock.advance(EVICTION_MS // 2)
+        assert cache.lookup(follower.session_id, 1) is follower  # in use: never stale
+        assert cache.create(size=1000) is None
+
+
+def test_an_old_session_is_evicted_by_a_bigger_one_only() -> None:
+    """Past EVICTION_MS since its creation (and still in use), a session may be evicted by
+    one of equal or higher privilege with more partitions: the least valuable first."""
+    clock = ManualClock()
+    cache = FetchSessionCache(2, random.Random(3), clock)
+    small, big = cache.create(size=2), cache.create(size=10)
+    assert small is not None and big is not None
+    clock.advance(STALE)
+    for session in (small, big):  # used lately: old, not stale
+        assert cache.lookup(session.session_id, 1) is session
+    assert cache.create(size=2) is None  # not bigger than the smallest
+    newer = cache.create(size=3)
+    assert newer is not None
+    assert cache.lookup(small.session_id, 1) is ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    assert cache.lookup(big.session_id, 1) is big
+
+
+def test_touch_records_the_sessions_size() -> None:
+    cache = FetchSessionCache(2)
+    session = cache.create(size=1)
+    assert session is not None
+    for p in range(4):
+        session.upsert(cached(partition=p))
+    cache.touch(session)
+    assert session.evictable_key() == (False, 4, session.session_id)
 
 
 def test_failed_lookup_does_not_refresh_a_session() -> None:
-    cache = FetchSessionCache(2, random.Random(5))
+    clock = ManualClock()
+    cache = FetchSessionCache(2, random.Random(5), clock)
     a, b = cache.create(), cache.create()
     assert a is not None and b is not None
+    clock.advance(STALE)
     assert cache.lookup(a.session_id, 5) is ErrorCode.INVALID_FETCH_SESSION_EPOCH
-    cache.create()
-    assert cache.lookup(a.session_id, 1) is ErrorCode.FETCH_SESSION_ID_NOT_FOUND
     assert cache.lookup(b.session_id, 1) is b
+    cache.create()  # a is stale still, b was just used
+    assert cache.lookup(a.session_id, 1) is ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    assert cache.lookup(b.session_id, 2) is ErrorCode.INVALID_FETCH_SESSION_EPOCH  # still there
 
 
 @given(st.lists(st.sampled_from(["create", "touch-oldest", "touch-newest"]), max_size=40))
-def test_lru_against_a_list_model(ops: list[str]) -> None:
+def test_stale_sessions_go_least_recently_used_first(ops: list[str]) -> None:
+    """With every step further apart than EVICTION_MS, every idle session is stale, so a
+    full cache evicts exactly as an LRU list does."""
     slots = 3
-    cache = FetchSessionCache(slots, random.Random(6))
+    clock = ManualClock()
+    cache = FetchSessionCache(slots, random.Random(6), clock)
     model: list[FetchSession] = []  # least recently used first
     for op in ops:
+        clock.advance(STALE)
         if op == "create":
             session = cache.create()
             assert session is not None
