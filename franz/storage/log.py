@@ -150,6 +150,11 @@ class TimestampAndOffset:
     leader_epoch: int
 
 
+#: Batch boundaries a log remembers the positions of (``Log._remember_boundary``): enough for
+#: a high watermark some appends behind the log end, ~1.5 KiB per partition.
+_BOUNDARIES_KEPT = 16
+
+
 class Log:
     """One partition's segments, offsets, leader epochs and retention."""
 
@@ -177,6 +182,8 @@ class Log:
         self.offline = False
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
+        #: The byte positions of the latest appends' end offsets (``_remember_boundary``).
+        self._boundaries: dict[int, tuple[LogSegment, int]] = {}
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self.recovery_point = recovery_point
         self.high_watermark = 0  # set from the checkpoint once the segments are loaded
@@ -434,6 +441,7 @@ class Log:
         except OSError as exc:
             self._fail(exc)
         self.log_end_offset = last.next_offset
+        self._remember_boundary(last.next_offset, segment, segment.size)
         for view in views:
             if view.partition_leader_epoch >= 0:
                 self.leader_epoch_cache.assign(view.partition_leader_epoch, view.base_offset)
@@ -535,13 +543,15 @@ class Log:
             return FetchDataInfo(offset, self.active_segment.fd, self.active_segment.size, 0)
         limit_base, limit_position = self._position_of(limit)
         i = self._segment_index_for(offset)
+        known = self._boundaries.get(offset)
         while i < len(self._segments):
             segment = self._segments[i]
             if segment.base_offset > limit_base:
                 break
             max_position = limit_position if segment.base_offset == limit_base else None
+            start = known[1] if known is not None and known[0] is segment else 0
             try:
-                result = segment.read(offset, max_bytes, max_position, min_one_message)
+                result = segment.read(offset, max_bytes, max_position, min_one_message, start)
             except OSError as exc:
                 self._fail(exc)
             if result is not None:
@@ -549,10 +559,28 @@ class Log:
             i += 1
         return FetchDataInfo(offset, self.active_segment.fd, self.active_segment.size, 0)
 
+    def _remember_boundary(self, offset: int, segment: LogSegment, position: int) -> None:
+        """Remember that the batch at ``offset`` starts at ``position`` of ``segment`` (where
+        an append ended). The high watermark, followers' and consumers' fetch offsets are such
+        offsets a few appends back: reads find them without an index lookup and a walk over
+        batch headers (Kafka keeps ``LogOffsetMetadata`` with positions for the same reason).
+        The newest ``_BOUNDARIES_KEPT`` only; forgotten whenever segments are cut, deleted or
+        replaced (``_forget_boundaries``)."""
+        boundaries = self._boundaries
+        boundaries[offset] = (segment, position)
+        if len(boundaries) > _BOUNDARIES_KEPT:
+            del boundaries[next(iter(boundaries))]
+
+    def _forget_boundaries(self) -> None:
+        self._boundaries.clear()
+
     def _position_of(self, offset: int) -> tuple[int, int]:
         """(segment base offset, byte position) where data at ``offset`` starts."""
         if offset >= self.log_end_offset:
             return self.active_segment.base_offset, self.active_segment.size
+        known = self._boundaries.get(offset)
+        if known is not None:
+            return known[0].base_offset, known[1]
         i = self._segment_index_for(offset)
         while i < len(self._segments):
             location = self._segments[i].translate_offset(offset)
@@ -660,6 +688,7 @@ class Log:
         if offset < self._segments[0].base_offset:
             self.truncate_fully_and_start_at(offset)
             return True
+        self._forget_boundaries()
         try:
             while len(self._segments) > 1 and self._segments[-1].base_offset >= offset:
                 segment = self._segments.pop()
@@ -677,6 +706,7 @@ class Log:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop every segment and restart the log empty at ``offset``."""
         self._check_online()
+        self._forget_boundaries()
         try:
             for segment in self._segments:
                 segment.delete_files()
@@ -749,6 +779,7 @@ class Log:
             return 0
         if len(deletable) == len(self._segments):
             self.roll()
+        self._forget_boundaries()
         try:
             for segment in deletable:
                 self._segments.remove(segment)
@@ -788,6 +819,7 @@ class Log:
             segment_file(self.dir, cleaned_base, suffix)
             for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
         ]
+        self._forget_boundaries()
         try:
             for path in names:
                 os.replace(f"{path}{CLEANED_SUFFIX}", f"{path}{SWAP_SUFFIX}")

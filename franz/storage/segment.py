@@ -260,14 +260,17 @@ class LogSegment:
         max_size: int,
         max_position: int | None = None,
         min_one_message: bool = True,
+        starting_position: int = 0,
     ) -> SegmentReadResult | None:
         """Whole batches from the one holding ``start_offset``, at most ``max_size`` bytes.
 
         ``max_position`` bounds the range (the high watermark's position). With
         ``min_one_message`` the first batch is returned even when it exceeds ``max_size``, so a
         consumer always makes progress (KIP-74). None when no batch holds the offset.
+        ``starting_position``: a batch boundary known to be at or before that batch (the walk
+        over batch headers starts there when it is past the index's hint).
         """
-        first = self.translate_offset(start_offset)
+        first = self.translate_offset(start_offset, starting_position)
         if first is None:
             return None
         limit = self.size if max_position is None else min(max_position, self.size)
