@@ -626,8 +626,13 @@ class Partition:
         leader-epoch cache, the end offset being where the next epoch starts (the LEO for the
         latest); None when unknown. Kafka's ``UnifiedLog.endOffsetForEpoch`` over
         ``LeaderEpochFileCache.endOffsetFor``."""
+        cache = self.log.leader_epoch_cache
+        if leader_epoch >= 0 and leader_epoch == cache.latest_epoch:
+            # Every fetch of an in-sync follower asks this (its last fetched epoch is the
+            # leader's latest): the answer is the log end, as below, without the list.
+            return leader_epoch, self.log.log_end_offset
         return end_offset_for_epoch(
-            [(e.epoch, e.start_offset) for e in self.log.leader_epoch_cache.entries],
+            [(e.epoch, e.start_offset) for e in cache.entries],
             leader_epoch,
             self.log.log_end_offset,
         )

@@ -294,6 +294,12 @@ def _read(
         limit = min(cached.max_bytes, remaining)
         if limit <= 0 and not min_one:
             continue
+        if not partition.log.offline and cached.fetch_offset == (
+            partition.log_end_offset if follower_id >= 0 else partition.high_watermark
+        ):
+            # Nothing to read (Log.read would answer empty): the usual case of the idle
+            # partitions of a long poll or a follower's session, re-read on every wake-up.
+            continue
         try:
             info = partition.read(
                 cached.fetch_offset,
