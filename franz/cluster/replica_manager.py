@@ -20,7 +20,10 @@ below the high watermark waits in ``wait_for_replication`` until each partition'
 its required offset (``Partition.check_enough_replicas_reach_offset``: NONE, or
 NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below ``min.insync.replicas``), the
 request's timeout (REQUEST_TIMED_OUT) or the loss of leadership (NOT_LEADER_OR_FOLLOWER).
-Produces that are complete at once (ISR = {self}) create nothing.
+Produces that are complete at once (ISR = {self}) create nothing. They are tried again
+whenever the HW may have moved: a follower's fetch, an append, an ISR change or a refused
+one (``Partition``), and an UpdateMetadata that drops a follower's broker
+(``on_brokers_not_alive``).
 
 ISR expiration (Kafka's ``isr-expiration`` task): every ``replica.lag.time.max.ms / 2`` the
 leaders with followers look for out-of-sync ones (``Partition.maybe_shrink_isr``),
@@ -44,7 +47,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from franz.clock import Clock, SystemClock
@@ -378,6 +381,29 @@ class ReplicaManager:
         tp = partition.topic_partition
         self._wake(tp)
         self._try_complete_delayed_produce(partition)
+
+    def on_brokers_not_alive(self, broker_ids: Collection[int]) -> None:
+        """An UpdateMetadata no longer lists ``broker_ids`` among the live brokers: the
+        leaders they follow look at their HW again, and wake what waits on it.
+
+        A follower that is caught up but not in the ISR holds the HW while its broker is
+        alive (``Partition.maybe_increment_leader_hw``, Kafka's
+        ``shouldWaitForReplicaToJoinIsr``, ``isReplicaIsrEligible`` being ``hasAliveBroker``
+        in ZooKeeper mode). A broker that stopped after a controlled shutdown is such a
+        follower of the partitions it led: it fetched from their new leaders until it stopped
+        its fetchers. Kafka 3.9 computes the HW again only on a follower's fetch that moves
+        its log end offset, an append or an ISR change, not on UpdateMetadata; when every
+        in-flight produce of a producer waits for that HW and the other followers are caught
+        up, none of these comes, and the produces would wait out their timeout
+        (``request.timeout.ms``, 30 s). Here the leaders look at once (a Franz addition)."""
+        gone = frozenset(broker_ids)
+        for partition in list(self.partitions.values()):
+            if (
+                partition.is_leader
+                and not gone.isdisjoint(partition.remote_replicas)
+                and partition.maybe_increment_leader_hw()
+            ):
+                self.on_high_watermark_increment(partition)
 
     def update_follower_fetch_state(
         self,

@@ -32,10 +32,11 @@
   a fetch offset below the log start offset, OFFSET_OUT_OF_RANGE.
 * Follower fetches (replica id >= 0, ``replica_state`` from v15, KIP-903): only from the
   leader and only by a replica assigned to the partition (else NOT_LEADER_OR_FOLLOWER, as
-  Kafka's ``followerReplicaOrThrow``); each read records the follower's fetch offset and log
-  start offset on the leader before reading, unless the fetch diverges or is out of range
-  (``ReplicaManager.update_follower_fetch_state``: ISR expansion, HW), then reads up to the
-  log end offset, not the HW. A follower's long poll
+  Kafka's ``followerReplicaOrThrow``); the request's first read records the follower's fetch
+  offset and log start offset on the leader before reading, unless the fetch diverges or is
+  out of range (``ReplicaManager.update_follower_fetch_state``: ISR expansion, HW); the
+  re-reads of its long poll do not (Kafka's ``updateFetchState = !readFromPurgatory``). Reads
+  go up to the log end offset, not the HW. A follower's long poll
   wakes on appends; a consumer's when the HW advances.
 """
 
@@ -200,16 +201,20 @@ async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerRes
         if remaining <= 0 or replica_manager.shutting_down:
             break
         await replica_manager.wait_for_appends(tps, remaining, follower=plan.follower_id >= 0)
-        results, total, errors = _read(ctx, plan)
+        results, total, errors = _read(ctx, plan, update_fetch_state=False)
         if total >= plan.min_bytes or errors:
             return _respond(ctx, plan, results)
-    results, _, _ = _read(ctx, plan)
+    results, _, _ = _read(ctx, plan, update_fetch_state=False)
     return _respond(ctx, plan, results)
 
 
 def _read(
-    ctx: RequestContext, plan: _Plan
+    ctx: RequestContext, plan: _Plan, *, update_fetch_state: bool = True
 ) -> tuple[list[tuple[CachedPartition, FetchPartitionResult]], int, bool]:
+    """Read every partition of ``plan``. ``update_fetch_state``: a follower's read records
+    its fetch on the leader; only the request's first read does, never the re-reads of its
+    long poll (Kafka's ``updateFetchState = !readFromPurgatory``): a fetch parked before its
+    broker stopped must not make that broker look caught up, or even join the ISR, later."""
     remaining = plan.max_bytes
     total = 0
     errors = False
@@ -271,8 +276,10 @@ def _read(
                 result.diverging_epoch = diverging
                 errors = True  # answered at once, as Kafka's hasDivergingEpoch
                 continue
-        if follower_id >= 0 and (
-            partition.log_start_offset <= cached.fetch_offset <= partition.log_end_offset
+        if (
+            update_fetch_state
+            and follower_id >= 0
+            and partition.log_start_offset <= cached.fetch_offset <= partition.log_end_offset
         ):
             # Kafka's Partition.fetchRecords: a follower's valid, non-diverging fetch records
             # its state (ISR expansion, HW) before the read; the response carries the new HW.

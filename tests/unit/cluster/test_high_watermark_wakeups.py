@@ -1,0 +1,143 @@
+"""What moves a leader's high watermark besides a follower's fetch and an append, and wakes
+the acks=all produces waiting on it (``ReplicaManager.wait_for_replication``):
+
+* a refused ISR addition (INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED, a failed request):
+  the follower leaves the maximal ISR (``Partition._alter_partition_done``);
+* an UpdateMetadata without a follower's broker among the live ones: a caught-up follower
+  outside the ISR no longer holds the HW (``ReplicaManager.on_brokers_not_alive``).
+
+Both are the moments after a controlled shutdown when nothing else may come: the producer's
+in-flight requests all wait for that HW and the remaining followers are caught up, so the
+produces timed out after ``request.timeout.ms`` (``bench.replication_bench``: 30 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from franz.clock import ManualClock
+from franz.cluster.partition import LeaderAndIsrPartitionState
+from franz.cluster.replica_manager import ReplicaManager
+from franz.errors import ErrorCode
+from franz.storage.files import TopicPartition
+from franz.storage.log_manager import LogManager
+from tests.unit.cluster.test_partition_replication import LAG_MS, Controller
+from tests.unit.storage.conftest import make_batch
+
+TP = TopicPartition("orders", 0)
+
+
+def lead(manager: ReplicaManager, isr: tuple[int, ...]) -> None:
+    state = LeaderAndIsrPartitionState(TP.topic, 0, 0, 1, isr, (0, 1, 2), partition_epoch=5)
+    assert manager.become_leader_or_follower([state], {TP.topic: uuid.uuid4()}) == {}
+
+
+def make_manager(
+    tmp_path: Path,
+    open_manager: Callable[..., LogManager],
+    clock: ManualClock,
+    controller: Controller,
+    alive: set[int],
+) -> ReplicaManager:
+    return ReplicaManager(
+        open_manager(tmp_path / "logs"),
+        broker_id=0,
+        clock=clock,
+        replica_lag_time_max_ms=LAG_MS,
+        alter_partition_manager=controller,
+        is_replica_isr_eligible=lambda broker_id: broker_id in alive,
+    )
+
+
+def test_a_refused_isr_addition_releases_the_waiting_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    alive = {0, 1, 2}
+    manager = make_manager(tmp_path, open_manager, clock, controller, alive)
+    lead(manager, isr=(0, 1))
+    partition = manager.partitions[TP]
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        # Broker 2 catches up (its fetch proposes it for the ISR) and then stops, as a broker
+        # after its controlled shutdown; the controller refuses it.
+        manager.update_follower_fetch_state(partition, 2, 0, 0, partition.log_end_offset)
+        assert len(controller.submitted) == 1 and partition.maximal_isr == {0, 1, 2}
+        alive.discard(2)
+        info = manager.append(TP, bytes(make_batch(0, 1000)), required_acks=-1)
+        required = info.last_offset + 1
+        manager.update_follower_fetch_state(partition, 1, required, 0, partition.log_end_offset)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        await asyncio.sleep(0)
+        assert not waiting.done() and partition.high_watermark == 0  # held by the pending 2
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        # No fetch, no append: the answer alone moves the HW and completes the produce.
+        outcome = await asyncio.wait_for(waiting, 5)
+        assert partition.pending_isr is None and partition.isr == [0, 1]
+        assert partition.high_watermark == required
+        return outcome
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
+
+def test_a_failed_isr_request_releases_the_waiting_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    alive = {0, 1, 2}
+    manager = make_manager(tmp_path, open_manager, clock, controller, alive)
+    lead(manager, isr=(0, 1))
+    partition = manager.partitions[TP]
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        manager.update_follower_fetch_state(partition, 2, 0, 0, partition.log_end_offset)
+        alive.discard(2)
+        info = manager.append(TP, bytes(make_batch(0, 1000)), required_acks=-1)
+        required = info.last_offset + 1
+        manager.update_follower_fetch_state(partition, 1, required, 0, partition.log_end_offset)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        _, future = controller.submitted.pop(0)
+        future.set_exception(ConnectionError("the controller went away"))
+        return await asyncio.wait_for(waiting, 5)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+    assert manager.partitions[TP].pending_isr is None
+
+
+def test_a_caught_up_follower_holds_the_hw_until_its_broker_is_not_alive(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    alive = {0, 1, 2}
+    manager = make_manager(tmp_path, open_manager, clock, controller, alive)
+    lead(manager, isr=(0, 1))
+    partition = manager.partitions[TP]
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        # 2 fetched at the log end offset, was refused the ISR, and stopped fetching.
+        manager.update_follower_fetch_state(partition, 2, 0, 0, partition.log_end_offset)
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        assert partition.pending_isr is None and partition.isr == [0, 1]
+        info = manager.append(TP, bytes(make_batch(0, 1000)), required_acks=-1)
+        required = info.last_offset + 1
+        manager.update_follower_fetch_state(partition, 1, required, 0, partition.log_end_offset)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        await asyncio.sleep(0)
+        # Caught up within the lag time and alive: the HW waits for it (Kafka's
+        # shouldWaitForReplicaToJoinIsr).
+        assert not waiting.done() and partition.high_watermark == 0
+        manager.on_brokers_not_alive({7})  # another broker: nothing changes
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        alive.discard(2)  # the UpdateMetadata without broker 2
+        manager.on_brokers_not_alive({2})
+        return await asyncio.wait_for(waiting, 5)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+    assert manager.partitions[TP].high_watermark == manager.partitions[TP].log_end_offset
