@@ -98,6 +98,11 @@ log = logging.getLogger("franz.broker")
 
 #: How often periodic storage work is checked; each task keeps its own Kafka interval.
 TICK_SECONDS = 1.0
+#: How long a stopping broker that is the controller waits for the requests its controller
+#: queued (its own controlled shutdown's LeaderAndIsr and UpdateMetadata) to be answered
+#: before it resigns (``Controller.drain``). Franz's own bound, not a Kafka key: a broker
+#: that does not answer (killed, not yet expired) must not hold the shutdown for long.
+CONTROLLER_DRAIN_TIMEOUT_S = 3.0
 
 _LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:]*):(?P<port>\d+)$")
 
@@ -537,6 +542,8 @@ class Broker:
         self._started = False
         if self.zk_session is not None and self.config.get("controlled.shutdown.enable"):
             await self._controlled_shutdown()
+        if self.controller is not None and self.zk_session is not None:
+            await self.controller.drain(CONTROLLER_DRAIN_TIMEOUT_S)
         self.replica_manager.begin_shutdown()
         if self.replica_manager.replica_fetcher_manager is not None:
             await self.replica_manager.replica_fetcher_manager.shutdown()

@@ -216,6 +216,22 @@ class Controller:
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
+    async def drain(self, timeout_s: float) -> bool:
+        """Before this broker stops: wait until the requests the controller queued to the
+        brokers are answered, at most ``timeout_s``; True when not active or all were.
+
+        A controller shutting its own broker down has just queued the LeaderAndIsr and
+        UpdateMetadata of its controlled shutdown; resigning drops what is queued (Kafka's
+        ``ControllerChannelManager.shutdown`` too). Kafka stops its controller last in
+        ``KafkaServer.shutdown``, after the replica and log managers, which in practice
+        leaves its request threads the time to deliver them; a leader that missed its ISR
+        shrink waited for the stopped broker until the next controller's failover, and a
+        follower fenced meanwhile backed off ``replica.fetch.backoff.ms``."""
+        channel = self._channel
+        if channel is None:
+            return True
+        return await channel.drain(timeout_s)
+
     def elected(self, epoch: ControllerEpoch) -> None:
         """``ZkBrokerSession``'s ``on_elected``: queue the failover."""
         self._queue.put_nowait(_Elected(epoch))
