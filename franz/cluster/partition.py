@@ -314,13 +314,14 @@ class Partition:
         if replica is None:
             return False
         prev_end = replica.log_end_offset
+        high_watermark = self.log.high_watermark
         replica.update_fetch_state(
             fetch_offset, log_start_offset, fetch_time_ms, leader_end_offset, broker_epoch
         )
         self.maybe_expand_isr(replica)
         if prev_end != replica.log_end_offset:
-            return self.maybe_increment_leader_hw(fetch_time_ms)
-        return False
+            self.maybe_increment_leader_hw(fetch_time_ms)
+        return self.log.high_watermark != high_watermark
 
     def is_follower(self, replica_id: int) -> bool:
         """Whether ``replica_id`` is a follower of this leader (may fetch as a replica)."""
@@ -401,10 +402,8 @@ class Partition:
         self.pending_isr = pending
         future = manager.submit(self.topic_partition, self.topic_id, update)
         future.add_done_callback(lambda f: self._alter_partition_done(pending, f))
-        if expand:
-            # The new member counts in the maximal ISR at once: the HW may only go down in
-            # what it allows, never up; nothing to wake.
-            self.maybe_increment_leader_hw()
+        # The HW is not looked at here (Kafka's prepareIsrExpand): a move found here would
+        # be lost to the caller, and the acks=all produces waiting on it with it.
         return True
 
     def _alter_partition_done(

@@ -368,7 +368,9 @@ class ReplicaManager:
             if self._follower_waiters:
                 self._wake_followers(tp)
             if partition.log.high_watermark != hw:
-                self._wake(tp)
+                # Kafka's appendRecordsToLeader: tryCompleteDelayedRequests when the HW moved
+                # (a follower no longer caught up stops holding it: its produces are done).
+                self.on_high_watermark_increment(partition)
         return info
 
     def wake_waiters(self, tp: TopicPartition) -> None:

@@ -141,3 +141,57 @@ def test_a_caught_up_follower_holds_the_hw_until_its_broker_is_not_alive(
 
     assert asyncio.run(main()) == {TP: ErrorCode.NONE}
     assert manager.partitions[TP].high_watermark == manager.partitions[TP].log_end_offset
+
+
+def test_the_fetch_that_proposes_an_isr_addition_and_moves_the_hw_completes_the_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    manager = make_manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+    lead(manager, isr=(0, 1))
+    partition = manager.partitions[TP]
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        # 2 is caught up (refused once, say while its broker restarted): it holds the HW.
+        manager.update_follower_fetch_state(partition, 2, 0, 0, partition.log_end_offset)
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        info = manager.append(TP, bytes(make_batch(0, 1000)), required_acks=-1)
+        required = info.last_offset + 1
+        manager.update_follower_fetch_state(partition, 1, required, 0, partition.log_end_offset)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        await asyncio.sleep(0)
+        assert not waiting.done() and partition.high_watermark == 0
+        # 2's next fetch both proposes it for the ISR again and lets the HW move.
+        manager.update_follower_fetch_state(partition, 2, required, 0, partition.log_end_offset)
+        assert len(controller.submitted) == 1
+        return await asyncio.wait_for(waiting, 5)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
+
+def test_an_append_that_moves_the_hw_completes_the_earlier_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    manager = make_manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+    lead(manager, isr=(0, 1))
+    partition = manager.partitions[TP]
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        manager.update_follower_fetch_state(partition, 2, 0, 0, partition.log_end_offset)
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        info = manager.append(TP, bytes(make_batch(0, 1000)), required_acks=-1)
+        required = info.last_offset + 1
+        manager.update_follower_fetch_state(partition, 1, required, 0, partition.log_end_offset)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        await asyncio.sleep(0)
+        assert not waiting.done()  # held by 2, caught up within the lag time
+        clock.advance(LAG_MS + 1)  # 2 stopped fetching: no longer caught up
+        manager.append(TP, bytes(make_batch(partition.log_end_offset, 1000)), required_acks=-1)
+        assert partition.high_watermark == required
+        return await asyncio.wait_for(waiting, 5)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
