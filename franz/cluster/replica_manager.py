@@ -9,7 +9,8 @@ process) and, in cluster mode, the LeaderAndIsr requests of the ZooKeeper-electe
 controller.
 
 Delayed fetches (Kafka's fetch purgatory, keyed by partition): a Fetch that found fewer than
-``min_bytes`` waits on the partitions it reads (``wait_for_appends``). A follower's wakes on
+``min_bytes`` waits on the partitions it reads (``watch_appends`` in the step of its read, as
+Kafka's ``tryCompleteElseWatch``, then ``wait_for_appends``). A follower's wakes on
 every append to a partition it replicates; a consumer's when the partition's high watermark
 advances (on the append itself when the ISR is this broker alone, so a long-polling consumer
 sees a record within one event-loop turn of its append; else when a follower's fetch or an
@@ -533,20 +534,45 @@ class ReplicaManager:
         for tp in list(self._delayed_produce):
             self._complete_delayed_produce(tp)
 
+    def watch_appends(
+        self, tps: Iterable[TopicPartition], *, follower: bool = False
+    ) -> asyncio.Future[None]:
+        """Register a waiter on ``tps`` now (``follower``: woken by any append, else by an HW
+        move); pass it to ``wait_for_appends``. Kafka's ``tryCompleteElseWatch`` watches in
+        the same step as its check: a fetch that read nothing must be watching before any
+        other request runs, or an append in between is missed and the fetch waits out its
+        ``max_wait_ms`` (a follower's: the leader's acks=all produces wait with it)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.shutting_down:
+            waiter.set_result(None)
+            return waiter
+        waiting = self._follower_waiters if follower else self._waiters
+        for tp in tps:
+            waiting.setdefault(tp, []).append(waiter)
+        return waiter
+
     async def wait_for_appends(
-        self, tps: Iterable[TopicPartition], timeout_s: float, *, follower: bool = False
+        self,
+        tps: Iterable[TopicPartition],
+        timeout_s: float,
+        *,
+        follower: bool = False,
+        waiter: asyncio.Future[None] | None = None,
     ) -> bool:
         """Wait until the HW of one of ``tps`` advances (``follower``: until one gets an
-        append), or ``timeout_s``; True if woken."""
-        if timeout_s <= 0 or self.shutting_down:
-            return False
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
+        append), or ``timeout_s``; True if woken. ``waiter``: one ``watch_appends`` gave for
+        the same ``tps`` and ``follower`` (watching since then)."""
         keys = list(tps)
+        if waiter is None:
+            if timeout_s <= 0 or self.shutting_down:
+                return False
+            waiter = self.watch_appends(keys, follower=follower)
         waiting = self._follower_waiters if follower else self._waiters
-        for tp in keys:
-            waiting.setdefault(tp, []).append(waiter)
         try:
+            if waiter.done():
+                return True
+            if timeout_s <= 0:
+                return False
             await asyncio.wait_for(waiter, timeout_s)
             return True
         except TimeoutError:

@@ -7,7 +7,8 @@
 * Records are not copied: each partition's data is a ``FileRegion`` of its segment file,
   written with ``sendfile`` by the network layer (``franz.protocol.fetch`` encodes the rest).
 * Long poll: fewer than ``min_bytes`` and no error -> wait until an append to one of the
-  partitions (``ReplicaManager.wait_for_appends``) or ``max_wait_ms``, then read again.
+  partitions (``ReplicaManager.wait_for_appends``; watching from the read on, Kafka's
+  ``tryCompleteElseWatch``) or ``max_wait_ms``, then read again.
 * Incremental fetch sessions (v7+, KIP-227): ``franz.broker.fetch_session``.
 * A topic with ``compression.type=zstd`` answers UNSUPPORTED_COMPRESSION_TYPE to Fetch below
   v10, as Kafka does (KIP-110; by the topic's config, not the stored batches).
@@ -42,6 +43,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Awaitable
@@ -189,18 +191,28 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
         return _respond(ctx, plan, results)
-    return _long_poll(ctx, plan, total)
+    # Watching starts now, in the step of the read (Kafka's tryCompleteElseWatch): the long
+    # poll's task first runs later, and an append in between must wake it.
+    tps = [TopicPartition(c.topic, c.partition) for c in partitions]
+    waiter = services.replica_manager.watch_appends(tps, follower=plan.follower_id >= 0)
+    return _long_poll(ctx, plan, tps, waiter)
 
 
-async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerResult:
+async def _long_poll(
+    ctx: RequestContext, plan: _Plan, tps: list[TopicPartition], waiter: asyncio.Future[None]
+) -> HandlerResult:
     replica_manager = ctx.services.replica_manager
-    tps = [TopicPartition(c.topic, c.partition) for c in plan.partitions]
     deadline = time.monotonic() + plan.max_wait_ms / 1000
+    follower = plan.follower_id >= 0
+    watching: asyncio.Future[None] | None = waiter
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or replica_manager.shutting_down:
+            if watching is not None:  # unregister it
+                await replica_manager.wait_for_appends(tps, 0, follower=follower, waiter=watching)
             break
-        await replica_manager.wait_for_appends(tps, remaining, follower=plan.follower_id >= 0)
+        await replica_manager.wait_for_appends(tps, remaining, follower=follower, waiter=watching)
+        watching = None
         results, total, errors = _read(ctx, plan, update_fetch_state=False)
         if total >= plan.min_bytes or errors:
             return _respond(ctx, plan, results)

@@ -195,3 +195,42 @@ def test_an_append_that_moves_the_hw_completes_the_earlier_produce(
 
     assert asyncio.run(main()) == {TP: ErrorCode.NONE}
 
+
+def test_a_watch_started_at_the_read_sees_an_append_before_the_wait(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    """Kafka's tryCompleteElseWatch: the Fetch handler watches in the step of its read; an
+    append that runs before the long poll's first wait still wakes it at once."""
+    manager = make_manager(tmp_path, open_manager, clock, Controller(), {0, 1, 2})
+    lead(manager, isr=(0, 1))
+
+    async def main() -> tuple[bool, bool, float]:
+        follower = manager.watch_appends([TP], follower=True)
+        consumer = manager.watch_appends([TP])
+        manager.append(TP, bytes(make_batch(0, 1000)))  # a follower's waiter wakes on it
+        partition = manager.partitions[TP]
+        leo = partition.log_end_offset
+        manager.update_follower_fetch_state(partition, 1, leo, 0, leo)  # the HW moves
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        woke = await manager.wait_for_appends([TP], 30, follower=True, waiter=follower)
+        woke_consumer = await manager.wait_for_appends([TP], 30, waiter=consumer)
+        return woke, woke_consumer, loop.time() - started
+
+    woke, woke_consumer, waited = asyncio.run(main())
+    assert woke and woke_consumer and waited < 5
+    assert manager._follower_waiters == {} and manager._waiters == {}
+
+
+def test_an_unused_watch_is_unregistered(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    manager = make_manager(tmp_path, open_manager, clock, Controller(), {0, 1, 2})
+    lead(manager, isr=(0, 1))
+
+    async def main() -> bool:
+        waiter = manager.watch_appends([TP], follower=True)
+        return await manager.wait_for_appends([TP], 0, follower=True, waiter=waiter)
+
+    assert asyncio.run(main()) is False
+    assert manager._follower_waiters == {}
