@@ -36,6 +36,9 @@ Shutdown (``controlled.shutdown.enable``, default true) first asks the controlle
 broker's leaderships to other in-sync replicas (Kafka's controlled shutdown,
 ``franz.broker.controlled_shutdown``), then stops serving and closes the ZooKeeper session
 (first: so a broker whose controlled shutdown failed is seen as failed at once).
+A topic config change whose override turns ``unclean.leader.election.enable`` on, and a
+dynamic broker default that turns it on, wake the controller (Kafka's
+``TopicConfigHandler`` and ``DynamicLogConfig``): offline partitions are elected at once.
 """
 
 from __future__ import annotations
@@ -316,6 +319,18 @@ class Broker:
         self.log_manager.cluster_id = self.cluster_id
         admin = ClusterTopicAdmin(self.zk, self.broker_id, self.mirror, self.metadata_cache)
         self.topic_manager.attach_cluster(admin)
+        apply_topic_configs = admin.on_topic_configs
+
+        def on_topic_configs(topic: str, configs: dict[str, str]) -> None:
+            if apply_topic_configs is not None:
+                apply_topic_configs(topic, configs)
+            # Kafka's TopicConfigHandler.processConfigChanges: an override that is "true"
+            # (Scala's toBoolean; anything else counts as false) wakes the controller.
+            enabled = configs.get("unclean.leader.election.enable", "").lower() == "true"
+            if enabled and self.controller is not None:
+                self.controller.enable_topic_unclean_leader_election(topic)
+
+        admin.on_topic_configs = on_topic_configs
         admin.on_broker_configs = self.dynamic_config.apply_entity
         await admin.refresh()
         await admin.watch_config_changes()
@@ -444,10 +459,19 @@ class Broker:
         the topic defaults (every log without its own override follows at once) and
         ``producer.id.expiration.ms``; the other dynamic keys are stored and described only
         (see ``franz.broker.dynamic_config``)."""
+        unclean_before = self.config.log_config().unclean_leader_election_enable
         self.config = config
         self.log_manager.default_config = config.log_config()
         self.log_manager.set_producer_id_expiration_ms(config.get("producer.id.expiration.ms"))
         self.topic_manager.reconfigure(config)
+        # Kafka's DynamicLogConfig.reconfigure: the default unclean.leader.election.enable
+        # turned on wakes the controller (its offline partitions are elected again).
+        if (
+            not unclean_before
+            and self.log_manager.default_config.unclean_leader_election_enable
+            and self.controller is not None
+        ):
+            self.controller.enable_default_unclean_leader_election()
 
     def _topic_config(self, topic: str) -> LogConfig:
         return self.topic_manager.log_config(topic)

@@ -34,7 +34,10 @@ Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``Control
 ``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
 ``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica offline),
-``UpdateMetadataResponseReceived`` (logged). The other events of ``franz.controller.events``
+``UpdateMetadataResponseReceived`` (logged), ``TopicUncleanLeaderElectionEnable`` and
+``UncleanLeaderElectionEnable`` (a topic's ``unclean.leader.election.enable`` override, or
+the broker default, turned on: its, or every, offline partition is elected again at once,
+uncleanly where no ISR member is live). The other events of ``franz.controller.events``
 are logged as not handled yet.
 """
 
@@ -67,6 +70,8 @@ from franz.controller.events import (
     TopicChange,
     TopicDeletion,
     TopicDeletionStopReplicaResponseReceived,
+    TopicUncleanLeaderElectionEnable,
+    UncleanLeaderElectionEnable,
     UpdateMetadataResponseReceived,
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
@@ -279,6 +284,19 @@ class Controller:
             self._queue.put_nowait(event)
         return reply
 
+    def enable_topic_unclean_leader_election(self, topic: str) -> None:
+        """Kafka's ``enableTopicUncleanLeaderElection`` (``TopicConfigHandler``, on a
+        ``/config/changes`` notification whose topic override sets
+        ``unclean.leader.election.enable`` to true): queue a
+        ``TopicUncleanLeaderElectionEnable`` when this broker is the controller."""
+        self.post(TopicUncleanLeaderElectionEnable(topic))
+
+    def enable_default_unclean_leader_election(self) -> None:
+        """Kafka's ``enableDefaultUncleanLeaderElection`` (``DynamicLogConfig.reconfigure``,
+        the broker default turned from false to true): queue an
+        ``UncleanLeaderElectionEnable`` (acted on only by an active controller)."""
+        self.post(UncleanLeaderElectionEnable())
+
     def post(self, event: ControllerEvent) -> None:
         """Queue an event (from a watch, a response, a request); dropped when not active."""
         if self._epoch is not None:
@@ -353,6 +371,12 @@ class Controller:
                 await self._process_log_dir_event_notification()
             elif isinstance(event, LeaderAndIsrResponseReceived):
                 await self._process_leader_and_isr_response(event)
+            elif isinstance(event, TopicUncleanLeaderElectionEnable):
+                log.info("Unclean leader election has been enabled for topic %s", event.topic)
+                await self.trigger_online_partition_state_change(event.topic)
+            elif isinstance(event, UncleanLeaderElectionEnable):
+                log.info("Unclean leader election has been enabled by default")
+                await self.trigger_online_partition_state_change()
             elif isinstance(event, UpdateMetadataResponseReceived):
                 if event.error_code != ErrorCode.NONE:
                     log.warning(
@@ -491,18 +515,22 @@ class Controller:
         ``electLeaderForPartitions`` and ``removeReplicasFromIsr`` read ZooKeeper first)."""
         self.ctx.partition_leadership_info.update(await read_leadership(self.zk, partitions))
 
-    async def trigger_online_partition_state_change(self) -> StateChange:
+    async def trigger_online_partition_state_change(self, topic: str | None = None) -> StateChange:
+        """``triggerOnlinePartitionStateChange``: every New or Offline partition (of
+        ``topic``, if given) to Online under the offline election."""
         ctx = self.ctx
         candidates = [
             tp
             for tp, s in ctx.partition_states.items()
             if s in (PartitionState.NEW_PARTITION, PartitionState.OFFLINE_PARTITION)
+            and (topic is None or tp.topic == topic)
         ]
         await self.refresh_leadership(candidates)
         return await self.handle(
             trigger_online_partition_state_change(
                 ctx,
                 controller_id=self.controller_id,
+                topic=topic,
                 unclean_leader_election_enabled=self.unclean_leader_election_enabled,
             )
         )
