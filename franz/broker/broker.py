@@ -324,11 +324,8 @@ class Broker:
         def on_topic_configs(topic: str, configs: dict[str, str]) -> None:
             if apply_topic_configs is not None:
                 apply_topic_configs(topic, configs)
-            # Kafka's TopicConfigHandler.processConfigChanges: an override that is "true"
-            # (Scala's toBoolean; anything else counts as false) wakes the controller.
-            enabled = configs.get("unclean.leader.election.enable", "").lower() == "true"
-            if enabled and self.controller is not None:
-                self.controller.enable_topic_unclean_leader_election(topic)
+            if self.controller is not None:
+                self.controller.on_topic_configs(topic, configs)
 
         admin.on_topic_configs = on_topic_configs
         admin.on_broker_configs = self.dynamic_config.apply_entity

@@ -47,7 +47,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from franz.controller.alter_partition import AlterPartitionRequestData
@@ -284,12 +284,14 @@ class Controller:
             self._queue.put_nowait(event)
         return reply
 
-    def enable_topic_unclean_leader_election(self, topic: str) -> None:
-        """Kafka's ``enableTopicUncleanLeaderElection`` (``TopicConfigHandler``, on a
-        ``/config/changes`` notification whose topic override sets
-        ``unclean.leader.election.enable`` to true): queue a
-        ``TopicUncleanLeaderElectionEnable`` when this broker is the controller."""
-        self.post(TopicUncleanLeaderElectionEnable(topic))
+    def on_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
+        """A ``/config/changes`` notification applied ``topic``'s overrides: Kafka's
+        ``TopicConfigHandler.processConfigChanges`` calls ``enableTopicUncleanLeaderElection``
+        when ``unclean.leader.election.enable`` is "true" (Scala's ``toBoolean``; anything
+        else counts as false), which queues a ``TopicUncleanLeaderElectionEnable`` when this
+        broker is the controller."""
+        if configs.get("unclean.leader.election.enable", "").lower() == "true":
+            self.post(TopicUncleanLeaderElectionEnable(topic))
 
     def enable_default_unclean_leader_election(self) -> None:
         """Kafka's ``enableDefaultUncleanLeaderElection`` (``DynamicLogConfig.reconfigure``,
