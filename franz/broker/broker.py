@@ -36,6 +36,9 @@ Shutdown (``controlled.shutdown.enable``, default true) first asks the controlle
 broker's leaderships to other in-sync replicas (Kafka's controlled shutdown,
 ``franz.broker.controlled_shutdown``), then stops serving and closes the ZooKeeper session
 (first: so a broker whose controlled shutdown failed is seen as failed at once).
+A topic config change whose override turns ``unclean.leader.election.enable`` on, and a
+dynamic broker default that turns it on, wake the controller (Kafka's
+``TopicConfigHandler`` and ``DynamicLogConfig``): offline partitions are elected at once.
 """
 
 from __future__ import annotations
@@ -99,6 +102,11 @@ log = logging.getLogger("franz.broker")
 
 #: How often periodic storage work is checked; each task keeps its own Kafka interval.
 TICK_SECONDS = 1.0
+#: How long a stopping broker that is the controller waits for the requests its controller
+#: queued (its own controlled shutdown's LeaderAndIsr and UpdateMetadata) to be answered
+#: before it resigns (``Controller.drain``). Franz's own bound, not a Kafka key: a broker
+#: that does not answer (killed, not yet expired) must not hold the shutdown for long.
+CONTROLLER_DRAIN_TIMEOUT_S = 3.0
 
 _LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:]*):(?P<port>\d+)$")
 
@@ -320,6 +328,15 @@ class Broker:
         self.log_manager.cluster_id = self.cluster_id
         admin = ClusterTopicAdmin(self.zk, self.broker_id, self.mirror, self.metadata_cache)
         self.topic_manager.attach_cluster(admin)
+        apply_topic_configs = admin.on_topic_configs
+
+        def on_topic_configs(topic: str, configs: dict[str, str]) -> None:
+            if apply_topic_configs is not None:
+                apply_topic_configs(topic, configs)
+            if self.controller is not None:
+                self.controller.on_topic_configs(topic, configs)
+
+        admin.on_topic_configs = on_topic_configs
         admin.on_broker_configs = self.dynamic_config.apply_entity
         await admin.refresh()
         await admin.watch_config_changes()
@@ -448,10 +465,19 @@ class Broker:
         the topic defaults (every log without its own override follows at once) and
         ``producer.id.expiration.ms``; the other dynamic keys are stored and described only
         (see ``franz.broker.dynamic_config``)."""
+        unclean_before = self.config.log_config().unclean_leader_election_enable
         self.config = config
         self.log_manager.default_config = config.log_config()
         self.log_manager.set_producer_id_expiration_ms(config.get("producer.id.expiration.ms"))
         self.topic_manager.reconfigure(config)
+        # Kafka's DynamicLogConfig.reconfigure: the default unclean.leader.election.enable
+        # turned on wakes the controller (its offline partitions are elected again).
+        if (
+            not unclean_before
+            and self.log_manager.default_config.unclean_leader_election_enable
+            and self.controller is not None
+        ):
+            self.controller.enable_default_unclean_leader_election()
 
     def _topic_config(self, topic: str) -> LogConfig:
         return self.topic_manager.log_config(topic)
@@ -549,6 +575,8 @@ class Broker:
         self._started = False
         if self.zk_session is not None and self.config.get("controlled.shutdown.enable"):
             await self._controlled_shutdown()
+        if self.controller is not None and self.zk_session is not None:
+            await self.controller.drain(CONTROLLER_DRAIN_TIMEOUT_S)
         self.replica_manager.begin_shutdown()
         if self.replica_manager.replica_fetcher_manager is not None:
             await self.replica_manager.replica_fetcher_manager.shutdown()

@@ -131,12 +131,16 @@ def apply_update_metadata(services: ControlTarget, value: UpdateMetadataRequest)
         for p in topic.partition_states
     ]
     cache = services.metadata_cache
+    alive_before = {broker.id for broker in cache.alive_brokers()}
     deleted = cache.update_metadata(
         controller_id=value.controller_id if value.controller_id >= 0 else None,
         live_brokers=brokers,
         partition_states=states,
         topic_ids={t.topic_name: t.topic_id for t in value.topic_states if t.topic_id.int},
     )
+    not_alive = alive_before - {broker.id for broker in brokers}
+    if not_alive:
+        services.replica_manager.on_brokers_not_alive(not_alive)
     gone = sorted({topic for topic, _ in deleted if not cache.contains(topic)})
     if gone:
         services.topic_manager.forget_topics(gone)

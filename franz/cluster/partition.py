@@ -24,8 +24,10 @@ follower at or past the HW and the leader epoch's start offset, ``maybe_expand_i
 the new member in the maximal ISR at once; ``PendingShrinkIsr`` (followers not caught up for
 ``replica.lag.time.max.ms``, ``maybe_shrink_isr``) keeps them until the controller commits.
 One change is in flight at a time; the controller's answer commits it
-(``_handle_alter_partition_result``), an OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA reverts
-to the last committed state, other errors leave it pending until the next LeaderAndIsr.
+(``handle_alter_partition_result``), an OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA (or a
+request that failed) reverts to the last committed state and looks at the HW again (a refused
+addition no longer holds it; Kafka waits for the next fetch or append), other errors leave it
+pending until the next LeaderAndIsr.
 The committed ISR (``isr``) decides ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS before an
 acks=all append; ``check_enough_replicas_reach_offset``: NOT_ENOUGH_REPLICAS_AFTER_APPEND).
 
@@ -327,13 +329,14 @@ class Partition:
         if replica is None:
             return False
         prev_end = replica.log_end_offset
+        high_watermark = self.log.high_watermark
         replica.update_fetch_state(
             fetch_offset, log_start_offset, fetch_time_ms, leader_end_offset, broker_epoch
         )
         self.maybe_expand_isr(replica)
         if prev_end != replica.log_end_offset:
-            return self.maybe_increment_leader_hw(fetch_time_ms)
-        return False
+            self.maybe_increment_leader_hw(fetch_time_ms)
+        return self.log.high_watermark != high_watermark
 
     def is_follower(self, replica_id: int) -> bool:
         """Whether ``replica_id`` is a follower of this leader (may fetch as a replica)."""
@@ -414,10 +417,8 @@ class Partition:
         self.pending_isr = pending
         future = manager.submit(self.topic_partition, self.topic_id, update)
         future.add_done_callback(lambda f: self._alter_partition_done(pending, f))
-        if expand:
-            # The new member counts in the maximal ISR at once: the HW may only go down in
-            # what it allows, never up; nothing to wake.
-            self.maybe_increment_leader_hw()
+        # The HW is not looked at here (Kafka's prepareIsrExpand): a move found here would
+        # be lost to the caller, and the acks=all produces waiting on it with it.
         return True
 
     def _alter_partition_done(
@@ -428,11 +429,14 @@ class Partition:
         exc = future.exception()
         if exc is not None:
             log.warning("%s: AlterPartition failed: %r", self.topic_partition, exc)
-            if self.pending_isr is pending:
-                self.pending_isr = None
-                self._mark_isr_change(None)
-            return
-        if self.handle_alter_partition_result(pending, future.result()):
+            if self.pending_isr is not pending:
+                return
+            self.pending_isr = None
+            self._mark_isr_change(None)
+            moved = self.maybe_increment_leader_hw()
+        else:
+            moved = self.handle_alter_partition_result(pending, future.result())
+        if moved:
             callback = self.on_high_watermark_increment
             if callback is not None:
                 callback(self)
@@ -474,7 +478,11 @@ class Partition:
             return self.maybe_increment_leader_hw()
         self._mark_isr_change(None)
         if result.error in (ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.INELIGIBLE_REPLICA):
-            # Known not applied: back to the last committed state, to be retried.
+            # Known not applied: back to the last committed state, to be retried. A refused
+            # addition leaves the maximal ISR, so the HW may move now; Kafka's
+            # handleAlterPartitionError does not look, and its acks=all produces wait for the
+            # next follower fetch or append, which may never come (a producer whose in-flight
+            # requests all wait here sends nothing more): they would time out.
             self.pending_isr = None
             log.info(
                 "%s: AlterPartition not applied (%s); ISR stays %s",
@@ -482,7 +490,7 @@ class Partition:
                 result.error.name,
                 self.isr,
             )
-            return False
+            return self.maybe_increment_leader_hw()
         # UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, others:
         # stay pending until a LeaderAndIsr brings the controller's state (Kafka's).
         log.warning(

@@ -9,7 +9,8 @@ process) and, in cluster mode, the LeaderAndIsr requests of the ZooKeeper-electe
 controller.
 
 Delayed fetches (Kafka's fetch purgatory, keyed by partition): a Fetch that found fewer than
-``min_bytes`` waits on the partitions it reads (``wait_for_appends``). A follower's wakes on
+``min_bytes`` waits on the partitions it reads (``watch_appends`` in the step of its read, as
+Kafka's ``tryCompleteElseWatch``, then ``wait_for_appends``). A follower's wakes on
 every append to a partition it replicates; a consumer's when the partition's high watermark
 advances (on the append itself when the ISR is this broker alone, so a long-polling consumer
 sees a record within one event-loop turn of its append; else when a follower's fetch or an
@@ -20,7 +21,10 @@ below the high watermark waits in ``wait_for_replication`` until each partition'
 its required offset (``Partition.check_enough_replicas_reach_offset``: NONE, or
 NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below ``min.insync.replicas``), the
 request's timeout (REQUEST_TIMED_OUT) or the loss of leadership (NOT_LEADER_OR_FOLLOWER).
-Produces that are complete at once (ISR = {self}) create nothing.
+Produces that are complete at once (ISR = {self}) create nothing. They are tried again
+whenever the HW may have moved: a follower's fetch, an append, an ISR change or a refused
+one (``Partition``), and an UpdateMetadata that drops a follower's broker
+(``on_brokers_not_alive``).
 
 ISR expiration (Kafka's ``isr-expiration`` task): every ``replica.lag.time.max.ms / 2`` the
 leaders with followers look for out-of-sync ones (``Partition.maybe_shrink_isr``),
@@ -44,7 +48,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from franz.clock import Clock, SystemClock
@@ -380,7 +384,9 @@ class ReplicaManager:
             if self._follower_waiters:
                 self._wake_followers(tp)
             if partition.log.high_watermark != hw:
-                self._wake(tp)
+                # Kafka's appendRecordsToLeader: tryCompleteDelayedRequests when the HW moved
+                # (a follower no longer caught up stops holding it: its produces are done).
+                self.on_high_watermark_increment(partition)
         return info
 
     def wake_waiters(self, tp: TopicPartition) -> None:
@@ -393,6 +399,29 @@ class ReplicaManager:
         tp = partition.topic_partition
         self._wake(tp)
         self._try_complete_delayed_produce(partition)
+
+    def on_brokers_not_alive(self, broker_ids: Collection[int]) -> None:
+        """An UpdateMetadata no longer lists ``broker_ids`` among the live brokers: the
+        leaders they follow look at their HW again, and wake what waits on it.
+
+        A follower that is caught up but not in the ISR holds the HW while its broker is
+        alive (``Partition.maybe_increment_leader_hw``, Kafka's
+        ``shouldWaitForReplicaToJoinIsr``, ``isReplicaIsrEligible`` being ``hasAliveBroker``
+        in ZooKeeper mode). A broker that stopped after a controlled shutdown is such a
+        follower of the partitions it led: it fetched from their new leaders until it stopped
+        its fetchers. Kafka 3.9 computes the HW again only on a follower's fetch that moves
+        its log end offset, an append or an ISR change, not on UpdateMetadata; when every
+        in-flight produce of a producer waits for that HW and the other followers are caught
+        up, none of these comes, and the produces would wait out their timeout
+        (``request.timeout.ms``, 30 s). Here the leaders look at once (a Franz addition)."""
+        gone = frozenset(broker_ids)
+        for partition in list(self.partitions.values()):
+            if (
+                partition.is_leader
+                and not gone.isdisjoint(partition.remote_replicas)
+                and partition.maybe_increment_leader_hw()
+            ):
+                self.on_high_watermark_increment(partition)
 
     def update_follower_fetch_state(
         self,
@@ -520,20 +549,45 @@ class ReplicaManager:
         for tp in list(self._delayed_produce):
             self._complete_delayed_produce(tp)
 
+    def watch_appends(
+        self, tps: Iterable[TopicPartition], *, follower: bool = False
+    ) -> asyncio.Future[None]:
+        """Register a waiter on ``tps`` now (``follower``: woken by any append, else by an HW
+        move); pass it to ``wait_for_appends``. Kafka's ``tryCompleteElseWatch`` watches in
+        the same step as its check: a fetch that read nothing must be watching before any
+        other request runs, or an append in between is missed and the fetch waits out its
+        ``max_wait_ms`` (a follower's: the leader's acks=all produces wait with it)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.shutting_down:
+            waiter.set_result(None)
+            return waiter
+        waiting = self._follower_waiters if follower else self._waiters
+        for tp in tps:
+            waiting.setdefault(tp, []).append(waiter)
+        return waiter
+
     async def wait_for_appends(
-        self, tps: Iterable[TopicPartition], timeout_s: float, *, follower: bool = False
+        self,
+        tps: Iterable[TopicPartition],
+        timeout_s: float,
+        *,
+        follower: bool = False,
+        waiter: asyncio.Future[None] | None = None,
     ) -> bool:
         """Wait until the HW of one of ``tps`` advances (``follower``: until one gets an
-        append), or ``timeout_s``; True if woken."""
-        if timeout_s <= 0 or self.shutting_down:
-            return False
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
+        append), or ``timeout_s``; True if woken. ``waiter``: one ``watch_appends`` gave for
+        the same ``tps`` and ``follower`` (watching since then)."""
         keys = list(tps)
+        if waiter is None:
+            if timeout_s <= 0 or self.shutting_down:
+                return False
+            waiter = self.watch_appends(keys, follower=follower)
         waiting = self._follower_waiters if follower else self._waiters
-        for tp in keys:
-            waiting.setdefault(tp, []).append(waiter)
         try:
+            if waiter.done():
+                return True
+            if timeout_s <= 0:
+                return False
             await asyncio.wait_for(waiter, timeout_s)
             return True
         except TimeoutError:

@@ -142,6 +142,13 @@ class BrokerSender:
     def connection(self) -> KafkaClientConnection | None:
         return self._connection
 
+    def pending(self) -> list[asyncio.Future[ClientResponse]]:
+        """The futures of the requests queued or in flight now."""
+        items = list(self._queue)
+        if self._current is not None:
+            items.insert(0, self._current)
+        return [item.future for item in items if not item.future.done()]
+
     def enqueue(
         self, api_key: int, api_version: int, body: bytes
     ) -> asyncio.Future[ClientResponse]:
@@ -294,6 +301,15 @@ class OutboundChannel:
         if sender is None:
             raise BrokerRemovedError(f"broker {broker_id} is not in the channel")
         return sender.enqueue(api_key, api_version, body)
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Wait until every request queued now (to any broker) is answered or dropped, at
+        most ``timeout_s``; whether they all were."""
+        pending = [f for sender in self._senders.values() for f in sender.pending()]
+        if not pending:
+            return True
+        _done, not_done = await asyncio.wait(pending, timeout=timeout_s)
+        return not not_done
 
     async def close(self) -> None:
         senders, self._senders = list(self._senders.values()), {}

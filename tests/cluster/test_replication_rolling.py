@@ -3,15 +3,18 @@ is stopped with SIGTERM (Kafka's controlled shutdown moves its leaderships first
 again, while an idempotent confluent-kafka producer sends at acks=all to a topic with
 replication factor 3 and ``min.insync.replicas=2``.
 
-Nothing acknowledged is lost or duplicated, no delivery fails, and every partition keeps
-being acknowledged through each restart: the longest pause between two acknowledgements of a
-partition is printed (the figure itself is ``bench.replication_bench``'s; here only a bound
-that a stalled partition would break).
+Nothing acknowledged is lost or duplicated, no delivery fails, and no partition stops longer
+than the issue's 2 s: per partition, the longest stretch without an acknowledgement from the
+first SIGTERM to the end of the last restart (delivery reports timed on arrival; the
+producer thread polls every 5 ms). The bound is ``ISSUE_BOUND_S`` plus the longest time the
+controller took to answer a controlled shutdown in this run (each broker logs it: "Controlled
+shutdown request returned successfully after N ms"); see ``ISSUE_BOUND_S``.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import time
 import uuid
@@ -32,9 +35,17 @@ from tests.support.zookeeper import ZooKeeperServer
 
 TOPIC = "rolling-restart"
 PARTITIONS = 6
-#: A partition that no acknowledgement reaches for this long has stalled (a controlled
-#: shutdown moves leaders in well under a second on an idle machine; CI machines are busy).
-STALL_S = 15.0
+#: Issue 17: a rolling restart "stops no partition longer than 2 s". Measured on the shared
+#: 2-core machine: the longest pause was 0.16-0.6 s per run, idle or with two CPU-bound
+#: processes beside the cluster (before the fixes of the 30 s outage: 1.2-8.6 s, and 30 s
+#: in the bench). Under a load average of 8 from other work on the machine, one run paused
+#: 2.3 s: the controller's broker, starved of CPU, took 3.7 s to answer its own controlled
+#: shutdown and fetched slowly meanwhile. So the assertion adds the run's longest
+#: controlled-shutdown answer time (tens of ms on an idle machine) to the 2 s: the bound is
+#: the issue's where the machine keeps up, and grows only with the controller's own measured
+#: slowness, never enough to let a 30 s stall (a missed wake-up) pass.
+ISSUE_BOUND_S = 2.0
+_ANSWERED = re.compile(r"Controlled shutdown request returned successfully after (\d+)ms")
 
 
 @pytest.fixture
@@ -138,13 +149,14 @@ def test_rolling_restart_under_acks_all_loses_nothing(cluster: Cluster) -> None:
     producer = AckedProducer(cluster.bootstrap())
     try:
         eventually(lambda: producer.acked_count() > 600, 60, "records acknowledged")
+        answered_ms: dict[int, int] = {}
         rolling_started = time.monotonic()
         for broker_id in sorted(cluster.brokers):
             eventually(lambda: isrs_whole(cluster), 90, f"every ISR is whole before {broker_id}")
             assert cluster.brokers[broker_id].stop() == 0
-            assert "Controlled shutdown request returned successfully" in (
-                cluster.brokers[broker_id].output()
-            )
+            answered = _ANSWERED.search(cluster.brokers[broker_id].output())
+            assert answered is not None, cluster.brokers[broker_id].output()
+            answered_ms[broker_id] = int(answered.group(1))
             cluster.brokers[broker_id].start()
         eventually(lambda: isrs_whole(cluster), 90, "every ISR is whole after the restarts")
         rolling_ended = time.monotonic()
@@ -159,9 +171,13 @@ def test_rolling_restart_under_acks_all_loses_nothing(cluster: Cluster) -> None:
         times = [t for t, _ in producer.acked[p] if rolling_started <= t <= rolling_ended + 1]
         assert times, f"partition {p}: nothing acknowledged during the rolling restart"
         edges = [rolling_started, *times]
-        pauses[p] = max(b - a for a, b in itertools.pairwise(edges))
-    print(f"longest pause between acknowledgements per partition (s): {pauses}")
-    assert max(pauses.values()) < STALL_S, pauses
+        pauses[p] = round(max(b - a for a, b in itertools.pairwise(edges)), 3)
+    bound = ISSUE_BOUND_S + max(answered_ms.values()) / 1000
+    print(
+        f"longest pause between acknowledgements per partition (s): {pauses}; controlled "
+        f"shutdowns answered after (ms): {answered_ms}; bound {bound:.3f} s"
+    )
+    assert max(pauses.values()) < bound, (pauses, answered_ms)
 
     for p in range(PARTITIONS):
         values = read_values(cluster.bootstrap(), p)

@@ -7,7 +7,8 @@
 * Records are not copied: each partition's data is a ``FileRegion`` of its segment file,
   written with ``sendfile`` by the network layer (``franz.protocol.fetch`` encodes the rest).
 * Long poll: fewer than ``min_bytes`` and no error -> wait until an append to one of the
-  partitions (``ReplicaManager.wait_for_appends``) or ``max_wait_ms``, then read again.
+  partitions (``ReplicaManager.wait_for_appends``; watching from the read on, Kafka's
+  ``tryCompleteElseWatch``) or ``max_wait_ms``, then read again.
 * Incremental fetch sessions (v7+, KIP-227): ``franz.broker.fetch_session``.
 * A topic with ``compression.type=zstd`` answers UNSUPPORTED_COMPRESSION_TYPE to Fetch below
   v10, as Kafka does (KIP-110; by the topic's config, not the stored batches).
@@ -32,15 +33,17 @@
   a fetch offset below the log start offset, OFFSET_OUT_OF_RANGE.
 * Follower fetches (replica id >= 0, ``replica_state`` from v15, KIP-903): only from the
   leader and only by a replica assigned to the partition (else NOT_LEADER_OR_FOLLOWER, as
-  Kafka's ``followerReplicaOrThrow``); each read records the follower's fetch offset and log
-  start offset on the leader before reading, unless the fetch diverges or is out of range
-  (``ReplicaManager.update_follower_fetch_state``: ISR expansion, HW), then reads up to the
-  log end offset, not the HW. A follower's long poll
+  Kafka's ``followerReplicaOrThrow``); the request's first read records the follower's fetch
+  offset and log start offset on the leader before reading, unless the fetch diverges or is
+  out of range (``ReplicaManager.update_follower_fetch_state``: ISR expansion, HW); the
+  re-reads of its long poll do not (Kafka's ``updateFetchState = !readFromPurgatory``). Reads
+  go up to the log end offset, not the HW. A follower's long poll
   wakes on appends; a consumer's when the HW advances.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Awaitable
@@ -194,28 +197,42 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
         return _respond(ctx, plan, results)
-    return _long_poll(ctx, plan, total)
+    # Watching starts now, in the step of the read (Kafka's tryCompleteElseWatch): the long
+    # poll's task first runs later, and an append in between must wake it.
+    tps = [TopicPartition(c.topic, c.partition) for c in partitions]
+    waiter = services.replica_manager.watch_appends(tps, follower=plan.follower_id >= 0)
+    return _long_poll(ctx, plan, tps, waiter)
 
 
-async def _long_poll(ctx: RequestContext, plan: _Plan, total: int) -> HandlerResult:
+async def _long_poll(
+    ctx: RequestContext, plan: _Plan, tps: list[TopicPartition], waiter: asyncio.Future[None]
+) -> HandlerResult:
     replica_manager = ctx.services.replica_manager
-    tps = [TopicPartition(c.topic, c.partition) for c in plan.partitions]
     deadline = time.monotonic() + plan.max_wait_ms / 1000
+    follower = plan.follower_id >= 0
+    watching: asyncio.Future[None] | None = waiter
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or replica_manager.shutting_down:
+            if watching is not None:  # unregister it
+                await replica_manager.wait_for_appends(tps, 0, follower=follower, waiter=watching)
             break
-        await replica_manager.wait_for_appends(tps, remaining, follower=plan.follower_id >= 0)
-        results, total, errors = _read(ctx, plan)
+        await replica_manager.wait_for_appends(tps, remaining, follower=follower, waiter=watching)
+        watching = None
+        results, total, errors = _read(ctx, plan, update_fetch_state=False)
         if total >= plan.min_bytes or errors:
             return _respond(ctx, plan, results)
-    results, _, _ = _read(ctx, plan)
+    results, _, _ = _read(ctx, plan, update_fetch_state=False)
     return _respond(ctx, plan, results)
 
 
 def _read(
-    ctx: RequestContext, plan: _Plan
+    ctx: RequestContext, plan: _Plan, *, update_fetch_state: bool = True
 ) -> tuple[list[tuple[CachedPartition, FetchPartitionResult]], int, bool]:
+    """Read every partition of ``plan``. ``update_fetch_state``: a follower's read records
+    its fetch on the leader; only the request's first read does, never the re-reads of its
+    long poll (Kafka's ``updateFetchState = !readFromPurgatory``): a fetch parked before its
+    broker stopped must not make that broker look caught up, or even join the ISR, later."""
     remaining = plan.max_bytes
     total = 0
     errors = False
@@ -277,8 +294,10 @@ def _read(
                 result.diverging_epoch = diverging
                 errors = True  # answered at once, as Kafka's hasDivergingEpoch
                 continue
-        if follower_id >= 0 and (
-            partition.log_start_offset <= cached.fetch_offset <= partition.log_end_offset
+        if (
+            update_fetch_state
+            and follower_id >= 0
+            and partition.log_start_offset <= cached.fetch_offset <= partition.log_end_offset
         ):
             # Kafka's Partition.fetchRecords: a follower's valid, non-diverging fetch records
             # its state (ISR expansion, HW) before the read; the response carries the new HW.

@@ -187,6 +187,10 @@ class ControllerChannelManager:
         if event is not None:
             self._post(event)
 
+    async def drain(self, timeout_s: float) -> bool:
+        """Wait until the requests queued now are answered, at most ``timeout_s``."""
+        return await self.channel.drain(timeout_s)
+
     def stop_posting(self) -> None:
         """From now on, answers are dropped (the controller resigned: stop acting at once)."""
         self._closed = True

@@ -34,7 +34,10 @@ Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``Control
 ``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
 ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
 ``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica offline),
-``UpdateMetadataResponseReceived`` (logged). The other events of ``franz.controller.events``
+``UpdateMetadataResponseReceived`` (logged), ``TopicUncleanLeaderElectionEnable`` and
+``UncleanLeaderElectionEnable`` (a topic's ``unclean.leader.election.enable`` override, or
+the broker default, turned on: its, or every, offline partition is elected again at once,
+uncleanly where no ISR member is live). The other events of ``franz.controller.events``
 are logged as not handled yet.
 """
 
@@ -44,7 +47,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from franz.controller.alter_partition import AlterPartitionRequestData
@@ -67,6 +70,8 @@ from franz.controller.events import (
     TopicChange,
     TopicDeletion,
     TopicDeletionStopReplicaResponseReceived,
+    TopicUncleanLeaderElectionEnable,
+    UncleanLeaderElectionEnable,
     UpdateMetadataResponseReceived,
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
@@ -219,6 +224,22 @@ class Controller:
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
+    async def drain(self, timeout_s: float) -> bool:
+        """Before this broker stops: wait until the requests the controller queued to the
+        brokers are answered, at most ``timeout_s``; True when not active or all were.
+
+        A controller shutting its own broker down has just queued the LeaderAndIsr and
+        UpdateMetadata of its controlled shutdown; resigning drops what is queued (Kafka's
+        ``ControllerChannelManager.shutdown`` too). Kafka stops its controller last in
+        ``KafkaServer.shutdown``, after the replica and log managers, which in practice
+        leaves its request threads the time to deliver them; a leader that missed its ISR
+        shrink waited for the stopped broker until the next controller's failover, and a
+        follower fenced meanwhile backed off ``replica.fetch.backoff.ms``."""
+        channel = self._channel
+        if channel is None:
+            return True
+        return await channel.drain(timeout_s)
+
     def elected(self, epoch: ControllerEpoch) -> None:
         """``ZkBrokerSession``'s ``on_elected``: queue the failover."""
         self._queue.put_nowait(_Elected(epoch))
@@ -265,6 +286,21 @@ class Controller:
         else:
             self._queue.put_nowait(event)
         return reply
+
+    def on_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
+        """A ``/config/changes`` notification applied ``topic``'s overrides: Kafka's
+        ``TopicConfigHandler.processConfigChanges`` calls ``enableTopicUncleanLeaderElection``
+        when ``unclean.leader.election.enable`` is "true" (Scala's ``toBoolean``; anything
+        else counts as false), which queues a ``TopicUncleanLeaderElectionEnable`` when this
+        broker is the controller."""
+        if configs.get("unclean.leader.election.enable", "").lower() == "true":
+            self.post(TopicUncleanLeaderElectionEnable(topic))
+
+    def enable_default_unclean_leader_election(self) -> None:
+        """Kafka's ``enableDefaultUncleanLeaderElection`` (``DynamicLogConfig.reconfigure``,
+        the broker default turned from false to true): queue an
+        ``UncleanLeaderElectionEnable`` (acted on only by an active controller)."""
+        self.post(UncleanLeaderElectionEnable())
 
     def post(self, event: ControllerEvent) -> None:
         """Queue an event (from a watch, a response, a request); dropped when not active."""
@@ -340,6 +376,12 @@ class Controller:
                 await self._process_log_dir_event_notification()
             elif isinstance(event, LeaderAndIsrResponseReceived):
                 await self._process_leader_and_isr_response(event)
+            elif isinstance(event, TopicUncleanLeaderElectionEnable):
+                log.info("Unclean leader election has been enabled for topic %s", event.topic)
+                await self.trigger_online_partition_state_change(event.topic)
+            elif isinstance(event, UncleanLeaderElectionEnable):
+                log.info("Unclean leader election has been enabled by default")
+                await self.trigger_online_partition_state_change()
             elif isinstance(event, UpdateMetadataResponseReceived):
                 if event.error_code != ErrorCode.NONE:
                     log.warning(
@@ -479,18 +521,22 @@ class Controller:
         ``electLeaderForPartitions`` and ``removeReplicasFromIsr`` read ZooKeeper first)."""
         self.ctx.partition_leadership_info.update(await read_leadership(self.zk, partitions))
 
-    async def trigger_online_partition_state_change(self) -> StateChange:
+    async def trigger_online_partition_state_change(self, topic: str | None = None) -> StateChange:
+        """``triggerOnlinePartitionStateChange``: every New or Offline partition (of
+        ``topic``, if given) to Online under the offline election."""
         ctx = self.ctx
         candidates = [
             tp
             for tp, s in ctx.partition_states.items()
             if s in (PartitionState.NEW_PARTITION, PartitionState.OFFLINE_PARTITION)
+            and (topic is None or tp.topic == topic)
         ]
         await self.refresh_leadership(candidates)
         return await self.handle(
             trigger_online_partition_state_change(
                 ctx,
                 controller_id=self.controller_id,
+                topic=topic,
                 unclean_leader_election_enabled=self.unclean_leader_election_enabled,
             )
         )
