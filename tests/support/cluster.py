@@ -160,13 +160,19 @@ def start_cluster(
     base: Path,
     ids: Sequence[int] = BROKER_IDS,
     extra_props: Mapping[str, str] | None = None,
+    broker_overrides: Mapping[int, Mapping[str, str]] | None = None,
 ) -> Iterator[Cluster]:
     """Start one ``franz broker`` per id (``base/broker-<id>``), wait until the first sees them
-    all, yield the cluster, then stop every broker still running."""
+    all, yield the cluster, then stop every broker still running. ``extra_props`` go to every
+    broker, ``broker_overrides[id]`` to one (its own ``log.dirs``, say)."""
     brokers: dict[int, BrokerProcess] = {}
     try:
         for broker_id in ids:
-            props = {**broker_props(broker_id, zk_connect), **(extra_props or {})}
+            props = {
+                **broker_props(broker_id, zk_connect),
+                **(extra_props or {}),
+                **(broker_overrides or {}).get(broker_id, {}),
+            }
             brokers[broker_id] = BrokerProcess(base / f"broker-{broker_id}", props).start()
         c = Cluster(zk_connect, brokers)
         try:
