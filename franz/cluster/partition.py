@@ -24,8 +24,10 @@ follower at or past the HW and the leader epoch's start offset, ``maybe_expand_i
 the new member in the maximal ISR at once; ``PendingShrinkIsr`` (followers not caught up for
 ``replica.lag.time.max.ms``, ``maybe_shrink_isr``) keeps them until the controller commits.
 One change is in flight at a time; the controller's answer commits it
-(``_handle_alter_partition_result``), an OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA reverts
+(``handle_alter_partition_result``), an OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA reverts
 to the last committed state, other errors leave it pending until the next LeaderAndIsr.
+Whenever the maximal ISR changes (committed or reverted) the HW is computed again, and the
+owner (``on_high_watermark_increment``) completes what waited for it.
 The committed ISR (``isr``) decides ``min.insync.replicas`` (NOT_ENOUGH_REPLICAS before an
 acks=all append; ``check_enough_replicas_reach_offset``: NOT_ENOUGH_REPLICAS_AFTER_APPEND).
 
@@ -413,10 +415,13 @@ class Partition:
         exc = future.exception()
         if exc is not None:
             log.warning("%s: AlterPartition failed: %r", self.topic_partition, exc)
-            if self.pending_isr is pending:
-                self.pending_isr = None
-            return
-        if self.handle_alter_partition_result(pending, future.result()):
+            if self.pending_isr is not pending:
+                return
+            self.pending_isr = None
+            moved = self.maybe_increment_leader_hw()
+        else:
+            moved = self.handle_alter_partition_result(pending, future.result())
+        if moved:
             callback = self.on_high_watermark_increment
             if callback is not None:
                 callback(self)
@@ -454,7 +459,9 @@ class Partition:
             )
             return self.maybe_increment_leader_hw()
         if result.error in (ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.INELIGIBLE_REPLICA):
-            # Known not applied: back to the last committed state, to be retried.
+            # Known not applied: back to the last committed state, to be retried. Unlike
+            # Kafka's handleAlterPartitionError, look at the HW again: it may have waited for
+            # the refused replica only (ReplicaManager.maybe_shrink_isrs says why it matters).
             self.pending_isr = None
             log.info(
                 "%s: AlterPartition not applied (%s); ISR stays %s",
@@ -462,7 +469,7 @@ class Partition:
                 result.error.name,
                 self.isr,
             )
-            return False
+            return self.maybe_increment_leader_hw()
         # UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, others:
         # stay pending until a LeaderAndIsr brings the controller's state (Kafka's).
         log.warning(
