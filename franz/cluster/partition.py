@@ -401,10 +401,10 @@ class Partition:
         self.pending_isr = pending
         future = manager.submit(self.topic_partition, self.topic_id, update)
         future.add_done_callback(lambda f: self._alter_partition_done(pending, f))
-        if expand:
-            # The new member counts in the maximal ISR at once: the HW may only go down in
-            # what it allows, never up; nothing to wake.
-            self.maybe_increment_leader_hw()
+        # No HW computation here (Kafka's prepareIsrExpand has none): a new member of the
+        # maximal ISR can only hold the HW back, and the follower fetch that proposed it
+        # computes the HW next and wakes what waits on it. Computing it here too moved it
+        # unseen by that caller, and an acks=all produce then waited for its timeout.
         return True
 
     def _alter_partition_done(

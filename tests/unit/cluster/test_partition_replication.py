@@ -489,3 +489,26 @@ def test_an_append_that_moves_the_hw_completes_older_produces(
         return await asyncio.wait_for(waiting, 1)
 
     assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
+
+def test_a_fetch_that_moves_the_hw_and_proposes_the_follower_completes_the_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    """A follower outside the ISR, caught up and eligible, holds the HW; its next fetch both
+    moves the HW and makes the leader propose it to the ISR. The produce waiting for that HW
+    completes then (the HW is computed once, after the proposal, as Kafka's
+    ``updateFollowerFetchState`` does), not at its timeout."""
+    controller = Controller()
+    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        assert not waiting.done()  # 2 is caught up and alive: the HW waits for it
+        manager.update_follower_fetch_state(partition, 2, required, 0, partition.log_end_offset)
+        assert len(controller.submitted) == 1  # proposed again
+        return await asyncio.wait_for(waiting, 1)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
