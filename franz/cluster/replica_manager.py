@@ -27,8 +27,8 @@ one (``Partition``), and an UpdateMetadata that drops a follower's broker
 (``on_brokers_not_alive``).
 
 ISR expiration (Kafka's ``isr-expiration`` task): every ``replica.lag.time.max.ms / 2`` the
-leaders with followers look for out-of-sync ones (``Partition.maybe_shrink_isr``),
-``run_isr_expiration``.
+leaders with followers look for out-of-sync ones (``Partition.maybe_shrink_isr``) and, unlike
+Kafka, at their HW again (``maybe_shrink_isrs`` says why), ``run_isr_expiration``.
 
 Leadership listeners (Kafka's ``onLeadershipChange`` callback of ``becomeLeaderOrFollower``,
 and the ``groupCoordinator.onResignation`` calls of ``handleStopReplicaRequest``): objects
@@ -506,12 +506,24 @@ class ReplicaManager:
     # -- ISR expiration --------------------------------------------------------------------
 
     def maybe_shrink_isrs(self) -> None:
-        """One round of Kafka's ``maybeShrinkIsr`` over the leaders with followers."""
+        """One round of Kafka's ``maybeShrinkIsr`` over the leaders with followers, and of
+        ``maybeIncrementLeaderHW``.
+
+        The second is Franz's: the HW also waits for a follower outside the ISR that is
+        caught up (within ``replica.lag.time.max.ms``) and ISR-eligible (alive), and both
+        lapse with time or an UpdateMetadata, events on which Kafka computes nothing. Kafka
+        looks at the HW again on the next append or follower fetch; an idempotent client
+        with one produce in flight per partition (kafka-python, aiokafka) sends no further
+        append while it waits, so without this its acks=all produce would wait for its
+        timeout after such a follower stopped (a broker shutting down). The HW rule is
+        Kafka's; only when it is applied differs."""
         now = self.clock.wall_ms()
         for partition in list(self.partitions.values()):
             if partition.remote_replicas and partition.is_leader:
                 try:
                     partition.maybe_shrink_isr(now)
+                    if partition.maybe_increment_leader_hw(now):
+                        self.on_high_watermark_increment(partition)
                 except Exception:
                     log.exception("ISR shrink check of %s failed", partition.topic_partition)
 

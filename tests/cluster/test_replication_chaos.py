@@ -40,7 +40,15 @@ pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.cluster import (
+    Cluster,
+    eventually,
+    isrs_whole,
+    log_bytes,
+    new_chroot,
+    partition_state,
+    start_cluster,
+)
 from tests.support.zookeeper import ZooKeeperServer
 
 TOPIC = "chaos"
@@ -64,29 +72,12 @@ def chaos_cluster(
         admin = AdminClient({"bootstrap.servers": c.bootstrap()})
         topic = NewTopic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2"})
         admin.create_topics([topic], operation_timeout=30)[TOPIC].result(60)
-        eventually(lambda: isrs_whole(c), 60, "every partition has its 3 replicas in the ISR")
+        eventually(
+            lambda: isrs_whole(c, TOPIC, PARTITIONS),
+            60,
+            "every partition has its 3 replicas in the ISR",
+        )
         yield c
-
-
-def partition_state(cluster: Cluster, partition: int) -> dict[str, Any] | None:
-    path = f"/brokers/topics/{TOPIC}/partitions/{partition}/state"
-    if cluster.kazoo.exists(path) is None:
-        return None
-    return cluster.json(path)
-
-
-def isrs_whole(cluster: Cluster) -> bool:
-    for p in range(PARTITIONS):
-        state = partition_state(cluster, p)
-        if state is None or sorted(state["isr"]) != list(REPLICAS) or state["leader"] < 0:
-            return False
-    return True
-
-
-def log_bytes(cluster: Cluster, broker_id: int, partition: int) -> bytes:
-    """The partition's ``.log`` segments on one broker, concatenated in offset order."""
-    directory = cluster.brokers[broker_id].data_dir / "logs" / f"{TOPIC}-{partition}"
-    return b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
 
 
 class Traffic:
@@ -212,7 +203,7 @@ def test_leader_kills_under_acks_all_lose_nothing(chaos_cluster: Cluster) -> Non
         eventually(lambda: traffic.sent > 0, 30, "the producer runs")
         start = time.monotonic()
         while time.monotonic() - start < CHAOS_S:
-            state = partition_state(cluster, rng.randrange(PARTITIONS))
+            state = partition_state(cluster, TOPIC, rng.randrange(PARTITIONS))
             assert state is not None
             victim = cluster.brokers[int(state["leader"])]
             killed_at = time.monotonic()
@@ -226,7 +217,11 @@ def test_leader_kills_under_acks_all_lose_nothing(chaos_cluster: Cluster) -> Non
             )
             time.sleep(rng.uniform(0.0, 2.0))
             victim.start()
-            eventually(lambda: isrs_whole(cluster), 90, f"the ISRs are whole after kill {kills}")
+            eventually(
+                lambda: isrs_whole(cluster, TOPIC, PARTITIONS),
+                90,
+                f"the ISRs are whole after kill {kills}",
+            )
             time.sleep(max(0.0, killed_at + rng.uniform(5.0, 10.0) - time.monotonic()))
         unreported = traffic.stop_producing()
     except BaseException:
@@ -240,11 +235,12 @@ def test_leader_kills_under_acks_all_lose_nothing(chaos_cluster: Cluster) -> Non
     assert acked_total > 1000
 
     # Every replica caught up with its leader, byte for byte.
-    eventually(lambda: isrs_whole(cluster), 60, "the ISRs are whole at the end")
+    eventually(lambda: isrs_whole(cluster, TOPIC, PARTITIONS), 60, "the ISRs are whole at the end")
 
     def replicas_identical() -> bool:
         return all(
-            len({log_bytes(cluster, b, p) for b in REPLICAS}) == 1 for p in range(PARTITIONS)
+            len({log_bytes(cluster.brokers[b], TOPIC, p) for b in REPLICAS}) == 1
+            for p in range(PARTITIONS)
         )
 
     eventually(replicas_identical, 60, "every replica's log is byte-identical to its leader's")

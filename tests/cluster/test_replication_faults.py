@@ -24,7 +24,14 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from franz.errors import ErrorCode
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.cluster import (
+    Cluster,
+    eventually,
+    log_bytes,
+    new_chroot,
+    partition_state,
+    start_cluster,
+)
 from tests.support.wire import WireClient, batch, metadata, produce
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -51,10 +58,9 @@ def create_topic(
 
 
 def state(cluster: Cluster, topic: str) -> dict[str, Any]:
-    path = f"/brokers/topics/{topic}/partitions/0/state"
-    if cluster.kazoo.exists(path) is None:
-        return {"leader": -1, "isr": [], "leader_epoch": -1}
-    return cluster.json(path)
+    """Partition 0's state; a leaderless placeholder before the controller wrote it."""
+    found = partition_state(cluster, topic)
+    return found if found is not None else {"leader": -1, "isr": [], "leader_epoch": -1}
 
 
 def produce_acked(bootstrap: str, topic: str, values: range) -> None:
@@ -92,11 +98,6 @@ def read_all(bootstrap: str, topic: str) -> list[int]:
         consumer.close()
 
 
-def log_bytes(cluster: Cluster, broker_id: int, topic: str) -> bytes:
-    directory = cluster.brokers[broker_id].data_dir / "logs" / f"{topic}-0"
-    return b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
-
-
 def test_zombie_leader_is_fenced_truncates_and_follows(cluster: Cluster) -> None:
     controller = cluster.controller_id()
     assert controller is not None
@@ -128,7 +129,10 @@ def test_zombie_leader_is_fenced_truncates_and_follows(cluster: Cluster) -> None
     # It truncates whatever it took and follows the new leader, byte for byte.
     eventually(lambda: sorted(state(cluster, topic)["isr"]) == [1, 2, 3], 60, "the zombie rejoins")
     eventually(
-        lambda: log_bytes(cluster, zombie, topic) == log_bytes(cluster, new_leader, topic),
+        lambda: (
+            log_bytes(cluster.brokers[zombie], topic)
+            == log_bytes(cluster.brokers[new_leader], topic)
+        ),
         60,
         "the zombie's log is its new leader's",
     )
@@ -182,7 +186,9 @@ def test_unclean_leader_election_off_stays_offline_on_loses_unreplicated(
     assert read_all(cluster.bootstrap(), "clean") == list(range(20))
     eventually(lambda: sorted(state(cluster, "unclean")["isr"]) == [1, 2], 60, "unclean: 1 rejoins")
     eventually(
-        lambda: log_bytes(cluster, 1, "unclean") == log_bytes(cluster, 2, "unclean"),
+        lambda: (
+            log_bytes(cluster.brokers[1], "unclean") == log_bytes(cluster.brokers[2], "unclean")
+        ),
         60,
         "unclean: broker 1 truncated to broker 2's log",
     )

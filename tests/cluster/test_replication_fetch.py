@@ -24,7 +24,15 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from franz.protocol.records.batch import iter_batches  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster  # noqa: E402
+from tests.support.cluster import (  # noqa: E402
+    Cluster,
+    eventually,
+    log_bytes,
+    new_chroot,
+    partition_state,
+    restart_after_session_expiry,
+    start_cluster,
+)
 from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
 
 PARTITIONS = 3
@@ -59,14 +67,6 @@ def leader_of(cluster: Cluster, topic: str, partition: int) -> int:
 
 def partition_dir(broker: BrokerProcess, topic: str, partition: int) -> Path:
     return broker.data_dir / "logs" / f"{topic}-{partition}"
-
-
-def log_bytes(broker: BrokerProcess, topic: str, partition: int) -> bytes:
-    """The replica's segments' bytes, in offset order."""
-    directory = partition_dir(broker, topic, partition)
-    if not directory.exists():
-        return b""
-    return b"".join(p.read_bytes() for p in sorted(directory.glob("*.log")))
 
 
 def checkpointed_hw(broker: BrokerProcess, topic: str, partition: int) -> int | None:
@@ -197,19 +197,12 @@ def test_followers_copy_the_leaders_log_byte_for_byte(rcluster: Cluster) -> None
     assert_high_watermarks(rcluster, topic, PARTITIONS, 5000)
 
 
-def restart(cluster: Cluster, broker_id: int) -> None:
-    """Start a SIGKILLed broker again once ZooKeeper expired its old session (a broker
-    whose registration still exists refuses to start, as Kafka's)."""
-    eventually(
-        lambda: cluster.kazoo.exists(f"/brokers/ids/{broker_id}") is None,
-        30,
-        f"broker {broker_id}'s old registration expires",
-    )
-    cluster.brokers[broker_id].start()
+def isr_of(cluster: Cluster, topic: str) -> object:
+    return (partition_state(cluster, topic) or {}).get("isr")
 
 
-def partition_state(cluster: Cluster, topic: str, partition: int = 0) -> dict[str, object]:
-    return cluster.json(f"/brokers/topics/{topic}/partitions/{partition}/state")
+def leader_in_state(cluster: Cluster, topic: str) -> object:
+    return (partition_state(cluster, topic) or {}).get("leader")
 
 
 def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -> None:
@@ -237,7 +230,7 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     f1.kill()
     f2.kill()
     eventually(
-        lambda: partition_state(rcluster, topic)["isr"] == [leader_id],
+        lambda: isr_of(rcluster, topic) == [leader_id],
         60,
         f"the ISR of {topic} shrinks to the leader {leader_id}",
     )
@@ -246,10 +239,10 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     old.kill()
     assert log_bytes(f1, topic, 0) == a_bytes == log_bytes(f2, topic, 0)
 
-    restart(rcluster, first)
+    restart_after_session_expiry(rcluster, first)
     # The topic allows unclean elections: the controller elects the returning F1 by itself.
     eventually(
-        lambda: partition_state(rcluster, topic)["leader"] == first,
+        lambda: leader_in_state(rcluster, topic) == first,
         60,
         f"broker {first} is elected (unclean) leader of {topic}",
     )
@@ -257,8 +250,8 @@ def test_old_leader_truncates_what_the_new_leader_never_had(rcluster: Cluster) -
     new_leader_bytes = log_bytes(f1, topic, 0)
     assert new_leader_bytes.startswith(a_bytes) and len(new_leader_bytes) > len(a_bytes)
 
-    restart(rcluster, leader_id)
-    restart(rcluster, second)
+    restart_after_session_expiry(rcluster, leader_id)
+    restart_after_session_expiry(rcluster, second)
     assert_replicas_identical(rcluster, topic, 1)
     assert log_bytes(old, topic, 0) == new_leader_bytes
     assert "truncating" in old.output()
@@ -285,7 +278,7 @@ def test_follower_behind_the_leaders_log_start_restarts_there(rcluster: Cluster)
     assert [f.result(30).low_watermark for f in deleted.values()] == [start]
     cut = len(log_bytes(leader, topic, 0))  # the leader's bytes below offset `start`
 
-    restart(rcluster, follower_id)
+    restart_after_session_expiry(rcluster, follower_id)
     produce(leader.bootstrap, topic, 50, idempotent=False)
 
     def copied() -> bool:

@@ -31,7 +31,13 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # no
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from tests.support.broker import BrokerProcess  # noqa: E402
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster  # noqa: E402
+from tests.support.cluster import (  # noqa: E402
+    Cluster,
+    eventually,
+    log_bytes,
+    new_chroot,
+    start_cluster,
+)
 from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
 
 LAG_MS = 3000
@@ -76,13 +82,6 @@ def controller_led_topic(cluster: Cluster, min_isr: int) -> tuple[str, int, list
     )
     assert state(cluster, topic)["leader"] == controller
     return topic, controller, followers
-
-
-def log_bytes(broker: BrokerProcess, topic: str, partition: int = 0) -> bytes:
-    directory = broker.data_dir / "logs" / f"{topic}-{partition}"
-    if not directory.exists():
-        return b""
-    return b"".join(p.read_bytes() for p in sorted(directory.glob("*.log")))
 
 
 def produce_one(

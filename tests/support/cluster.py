@@ -3,6 +3,11 @@ processes, with kazoo to read the znodes and kcat to read the metadata.
 
 ``start_cluster`` starts the brokers and waits until broker ``ids[0]`` sees them all; the
 ``cluster`` fixture of ``tests/cluster/conftest.py`` is one such cluster per test module.
+
+The replication tests' shared reads: ``partition_state`` (the controller's ``state`` znode),
+``isrs_whole`` (every partition led, its ISR all its replicas), ``log_bytes`` (a replica's
+``.log`` segments as stored), and ``restart_after_session_expiry`` (a SIGKILLed broker
+starts again once ZooKeeper dropped its registration, as a Kafka broker must).
 """
 
 from __future__ import annotations
@@ -63,6 +68,47 @@ class Cluster:
         return value
 
 
+def partition_state(cluster: Cluster, topic: str, partition: int = 0) -> dict[str, Any] | None:
+    """``/brokers/topics/<topic>/partitions/<p>/state`` (leader, leader_epoch, isr, ...);
+    None before the controller wrote it."""
+    try:
+        return cluster.json(f"/brokers/topics/{topic}/partitions/{partition}/state")
+    except NoNodeError:
+        return None
+
+
+def isrs_whole(
+    cluster: Cluster, topic: str, partitions: int = 1, replicas: Sequence[int] = BROKER_IDS
+) -> bool:
+    """Every partition of ``topic`` has a leader and all of ``replicas`` in its ISR."""
+    for p in range(partitions):
+        state = partition_state(cluster, topic, p)
+        if state is None or state["leader"] < 0 or sorted(state["isr"]) != sorted(replicas):
+            return False
+    return True
+
+
+def log_bytes(broker: BrokerProcess, topic: str, partition: int = 0) -> bytes:
+    """A replica's ``.log`` segments, concatenated in offset order, from whichever of the
+    broker's ``log.dirs`` holds the partition (b"" where none does)."""
+    for log_dir in broker.overrides["log.dirs"].split(","):
+        directory = Path(log_dir) / f"{topic}-{partition}"
+        if directory.is_dir():
+            return b"".join(p.read_bytes() for p in sorted(directory.glob("*.log")))
+    return b""
+
+
+def restart_after_session_expiry(cluster: Cluster, broker_id: int, timeout_s: float = 60) -> None:
+    """Start a SIGKILLed broker again once ZooKeeper expired its old session: as Kafka's, a
+    broker whose predecessor's ``/brokers/ids/<id>`` still exists refuses to start."""
+    eventually(
+        lambda: cluster.kazoo.exists(f"/brokers/ids/{broker_id}") is None,
+        timeout_s,
+        f"broker {broker_id}'s old registration expires",
+    )
+    cluster.brokers[broker_id].start()
+
+
 def eventually(check: Callable[[], bool], timeout_s: float, what: str) -> float:
     """Poll ``check`` until true; the seconds it took."""
     start = time.monotonic()
@@ -114,13 +160,19 @@ def start_cluster(
     base: Path,
     ids: Sequence[int] = BROKER_IDS,
     extra_props: Mapping[str, str] | None = None,
+    broker_overrides: Mapping[int, Mapping[str, str]] | None = None,
 ) -> Iterator[Cluster]:
     """Start one ``franz broker`` per id (``base/broker-<id>``), wait until the first sees them
-    all, yield the cluster, then stop every broker still running."""
+    all, yield the cluster, then stop every broker still running. ``extra_props`` go to every
+    broker, ``broker_overrides[id]`` to one (its own ``log.dirs``, say)."""
     brokers: dict[int, BrokerProcess] = {}
     try:
         for broker_id in ids:
-            props = {**broker_props(broker_id, zk_connect), **(extra_props or {})}
+            props = {
+                **broker_props(broker_id, zk_connect),
+                **(extra_props or {}),
+                **(broker_overrides or {}).get(broker_id, {}),
+            }
             brokers[broker_id] = BrokerProcess(base / f"broker-{broker_id}", props).start()
         c = Cluster(zk_connect, brokers)
         try:

@@ -386,3 +386,129 @@ def test_delayed_produce_times_out_or_loses_leadership(manager: ReplicaManager) 
     assert timed_out == {TP: ErrorCode.REQUEST_TIMED_OUT}
     assert moved == {TP: ErrorCode.NOT_LEADER_OR_FOLLOWER}
     assert manager._delayed_produce == {}
+
+
+# -- a follower that stops right after catching up (a broker in controlled shutdown) --------
+
+
+def _stopped_follower_holds_the_hw(
+    manager: ReplicaManager, controller: Controller, clock: ManualClock
+) -> tuple[Partition, int]:
+    """Leader 0 with ISR {0, 1}; follower 2 catches up, so the leader proposes it to the ISR
+    (pending: in the maximal ISR) and 2 stops fetching; an acks=all record is appended and
+    follower 1 fetches it. Returns the partition and the record's required offset, which
+    only 2 lacks."""
+    manager.become_leader_or_follower([state(isr=(0, 1))], {TP.topic: uuid.uuid4()})
+    partition = manager.partitions[TP]
+    first = manager.append(TP, bytes(make_batch(0, 1000)), required_acks=1)
+    manager.update_follower_fetch_state(partition, 1, first.last_offset + 1, 0, 1)
+    manager.update_follower_fetch_state(partition, 2, first.last_offset + 1, 0, 1)
+    assert len(controller.submitted) == 1 and partition.maximal_isr == {0, 1, 2}
+    info = manager.append(TP, bytes(make_batch(partition.log_end_offset, 1000)), required_acks=-1)
+    required = info.last_offset + 1
+    manager.update_follower_fetch_state(partition, 1, required, 0, partition.log_end_offset)
+    assert partition.high_watermark < required  # 2 is in the maximal ISR
+    return partition, required
+
+
+def _manager(
+    tmp_path: Path,
+    open_manager: Callable[..., LogManager],
+    clock: ManualClock,
+    controller: Controller,
+    alive: set[int],
+) -> ReplicaManager:
+    return ReplicaManager(
+        open_manager(tmp_path / "logs"),
+        broker_id=0,
+        clock=clock,
+        replica_lag_time_max_ms=LAG_MS,
+        alter_partition_manager=controller,
+        is_replica_isr_eligible=lambda broker_id: broker_id in alive,
+    )
+
+
+def test_a_refused_expansion_of_a_dead_follower_completes_the_waiting_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    alive = {0, 1, 2}
+    manager = _manager(tmp_path, open_manager, clock, controller, alive)
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        _, required = _stopped_follower_holds_the_hw(manager, controller, clock)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        await asyncio.sleep(0)
+        alive.discard(2)  # UpdateMetadata: broker 2 is gone
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)  # it was shutting down
+        # Out of the maximal ISR and not eligible: the HW reaches the record at once.
+        return await asyncio.wait_for(waiting, 1)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
+
+def test_a_caught_up_follower_that_stopped_holds_the_hw_for_the_lag_time_only(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        # Still alive and caught up within the lag time: Kafka's HW waits for it.
+        assert not waiting.done() and partition.high_watermark < required
+        manager.maybe_shrink_isrs()
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        clock.advance(LAG_MS + 1)
+        # No append, no fetch: the ISR expiration round looks at the HW again.
+        manager.maybe_shrink_isrs()
+        return await asyncio.wait_for(waiting, 1)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
+
+def test_an_append_that_moves_the_hw_completes_older_produces(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    controller = Controller()
+    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        clock.advance(LAG_MS + 1)
+        # Kafka's LeaderHwChange.INCREASED: the append's HW move completes delayed produces.
+        manager.append(TP, bytes(make_batch(partition.log_end_offset, 1000)), required_acks=1)
+        assert partition.high_watermark >= required
+        return await asyncio.wait_for(waiting, 1)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
+
+
+def test_a_fetch_that_moves_the_hw_and_proposes_the_follower_completes_the_produce(
+    tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
+) -> None:
+    """A follower outside the ISR, caught up and eligible, holds the HW; its next fetch both
+    moves the HW and makes the leader propose it to the ISR. The produce waiting for that HW
+    completes then (the HW is computed once, after the proposal, as Kafka's
+    ``updateFollowerFetchState`` does), not at its timeout."""
+    controller = Controller()
+    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+
+    async def main() -> dict[TopicPartition, ErrorCode]:
+        partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
+        waiting = asyncio.ensure_future(manager.wait_for_replication({TP: required}, 30_000))
+        controller.answer(ErrorCode.INELIGIBLE_REPLICA)
+        await asyncio.sleep(0)
+        assert not waiting.done()  # 2 is caught up and alive: the HW waits for it
+        manager.update_follower_fetch_state(partition, 2, required, 0, partition.log_end_offset)
+        assert len(controller.submitted) == 1  # proposed again
+        return await asyncio.wait_for(waiting, 1)
+
+    assert asyncio.run(main()) == {TP: ErrorCode.NONE}
