@@ -24,7 +24,7 @@ from franz.cluster.replica_manager import ReplicaManager
 from franz.errors import ErrorCode
 from franz.storage.files import TopicPartition
 from franz.storage.log_manager import LogManager
-from tests.unit.cluster.test_partition_replication import LAG_MS, Controller
+from tests.unit.cluster.test_partition_replication import LAG_MS, Controller, make_manager
 from tests.unit.storage.conftest import make_batch
 
 TP = TopicPartition("orders", 0)
@@ -33,23 +33,6 @@ TP = TopicPartition("orders", 0)
 def lead(manager: ReplicaManager, isr: tuple[int, ...]) -> None:
     state = LeaderAndIsrPartitionState(TP.topic, 0, 0, 1, isr, (0, 1, 2), partition_epoch=5)
     assert manager.become_leader_or_follower([state], {TP.topic: uuid.uuid4()}) == {}
-
-
-def make_manager(
-    tmp_path: Path,
-    open_manager: Callable[..., LogManager],
-    clock: ManualClock,
-    controller: Controller,
-    alive: set[int],
-) -> ReplicaManager:
-    return ReplicaManager(
-        open_manager(tmp_path / "logs"),
-        broker_id=0,
-        clock=clock,
-        replica_lag_time_max_ms=LAG_MS,
-        alter_partition_manager=controller,
-        is_replica_isr_eligible=lambda broker_id: broker_id in alive,
-    )
 
 
 def test_a_refused_isr_addition_releases_the_waiting_produce(

@@ -411,13 +411,14 @@ def _stopped_follower_holds_the_hw(
     return partition, required
 
 
-def _manager(
+def make_manager(
     tmp_path: Path,
     open_manager: Callable[..., LogManager],
     clock: ManualClock,
     controller: Controller,
     alive: set[int],
 ) -> ReplicaManager:
+    """A leader's replica manager whose followers are ISR-eligible while in ``alive``."""
     return ReplicaManager(
         open_manager(tmp_path / "logs"),
         broker_id=0,
@@ -433,7 +434,7 @@ def test_a_refused_expansion_of_a_dead_follower_completes_the_waiting_produce(
 ) -> None:
     controller = Controller()
     alive = {0, 1, 2}
-    manager = _manager(tmp_path, open_manager, clock, controller, alive)
+    manager = make_manager(tmp_path, open_manager, clock, controller, alive)
 
     async def main() -> dict[TopicPartition, ErrorCode]:
         _, required = _stopped_follower_holds_the_hw(manager, controller, clock)
@@ -451,7 +452,7 @@ def test_a_caught_up_follower_that_stopped_holds_the_hw_for_the_lag_time_only(
     tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
 ) -> None:
     controller = Controller()
-    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+    manager = make_manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
 
     async def main() -> dict[TopicPartition, ErrorCode]:
         partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
@@ -475,7 +476,7 @@ def test_an_append_that_moves_the_hw_completes_older_produces(
     tmp_path: Path, open_manager: Callable[..., LogManager], clock: ManualClock
 ) -> None:
     controller = Controller()
-    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+    manager = make_manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
 
     async def main() -> dict[TopicPartition, ErrorCode]:
         partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
@@ -499,7 +500,7 @@ def test_a_fetch_that_moves_the_hw_and_proposes_the_follower_completes_the_produ
     completes then (the HW is computed once, after the proposal, as Kafka's
     ``updateFollowerFetchState`` does), not at its timeout."""
     controller = Controller()
-    manager = _manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
+    manager = make_manager(tmp_path, open_manager, clock, controller, {0, 1, 2})
 
     async def main() -> dict[TopicPartition, ErrorCode]:
         partition, required = _stopped_follower_holds_the_hw(manager, controller, clock)
