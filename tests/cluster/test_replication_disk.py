@@ -26,28 +26,26 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import threading
 import time
-import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.cluster import (
     BROKER_IDS,
+    AckedProducer,
     Cluster,
     eventually,
     isrs_whole,
     log_bytes,
     new_chroot,
     partition_state,
+    read_numbers,
     restart_after_session_expiry,
     start_cluster,
 )
@@ -59,64 +57,6 @@ TOPIC = "disk"
 LAG_MS = 3000
 #: Large enough to fill the last pages of a segment quickly once the tmpfs is full.
 VALUE_PAD = b"x" * 2000
-
-
-class AckedProducer:
-    """An idempotent acks=all confluent-kafka producer on its own thread: numbered records
-    to ``partitions`` in turn (record n to ``partitions[n % len]``); ``acked`` per partition
-    in acknowledgement order, ``errors`` every failed delivery."""
-
-    def __init__(self, bootstrap: str, partitions: list[int]) -> None:
-        self.partitions = partitions
-        self.acked: dict[int, list[int]] = {p: [] for p in partitions}
-        self.errors: list[str] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self.unreported = -1
-        self._producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "topic.metadata.refresh.interval.ms": 1000,
-            }
-        )
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _on_delivery(self, err: Any, message: Any) -> None:
-        with self._lock:
-            if err is not None:
-                self.errors.append(f"{message.partition()}: {err}")
-            else:
-                self.acked[message.partition()].append(int(message.value().split(b" ")[0]))
-
-    def _run(self) -> None:
-        n = 0
-        while not self._stop.is_set():
-            partition = self.partitions[n % len(self.partitions)]
-            try:
-                self._producer.produce(
-                    TOPIC,
-                    b"%d %s" % (n, VALUE_PAD),
-                    partition=partition,
-                    on_delivery=self._on_delivery,
-                )
-                n += 1
-            except BufferError:
-                pass
-            self._producer.poll(0.005)
-        self.unreported = self._producer.flush(120)
-
-    def count(self, partition: int) -> int:
-        with self._lock:
-            return len(self.acked[partition])
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(150)
-        assert not self._thread.is_alive(), "the producer did not finish"
 
 
 #: The follower whose disk fills; broker 1 leads, broker 2 is the other follower.
@@ -143,26 +83,6 @@ def acks_go_on(producer: AckedProducer, partitions: list[int], what: str, more: 
         eventually(lambda p=p: producer.count(p) >= counts[p] + more, 90, f"{what}: acks on {p}")
 
 
-def read_values(bootstrap: str, partition: int) -> list[int]:
-    """The record numbers of a partition, offset 0 up to its high watermark (confluent)."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:8]}"}
-    )
-    try:
-        _, high = consumer.get_watermark_offsets(TopicPartition(TOPIC, partition), timeout=30)
-        consumer.assign([TopicPartition(TOPIC, partition, 0)])
-        out: list[tuple[int, int]] = []
-        deadline = time.monotonic() + 120
-        while len(out) < high and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                out.append((message.offset(), int(message.value().split(b" ")[0])))
-        assert [offset for offset, _ in out] == list(range(high)), partition
-        return [value for _, value in out]
-    finally:
-        consumer.close()
-
-
 def assert_no_traceback(cluster: Cluster) -> None:
     """No broker run (restarts included) logged an unexpected exception; the follower's
     storage errors are logged as ERROR lines, printed here."""
@@ -178,12 +98,11 @@ def assert_no_traceback(cluster: Cluster) -> None:
 def assert_nothing_lost_and_replicas_identical(
     cluster: Cluster, producer: AckedProducer, partitions: list[int]
 ) -> None:
-    assert producer.unreported == 0
     assert producer.errors == [], producer.errors[:20]
     eventually(lambda: isrs_whole(cluster, TOPIC, len(partitions)), 60, "every ISR whole")
     for p in partitions:
         # Idempotent acks=all: exactly the acknowledged records, once, in the order sent.
-        assert read_values(cluster.bootstrap(), p) == producer.acked[p], p
+        assert read_numbers(cluster.bootstrap(), TOPIC, p) == producer.values(p), p
         state = partition_state(cluster, TOPIC, p)
         assert state is not None
         leader_log = log_bytes(cluster.brokers[int(state["leader"])], TOPIC, p)
@@ -212,7 +131,7 @@ def test_a_follower_whose_only_log_dir_fills_up_exits_and_rejoins_the_isr_after_
     ):
         create_topic(cluster, [[1, FOLLOWER, 2]])
         follower = cluster.brokers[FOLLOWER]
-        producer = AckedProducer(cluster.bootstrap(), [0])
+        producer = AckedProducer(cluster.bootstrap(), TOPIC, [0], pad=VALUE_PAD)
         try:
             acks_go_on(producer, [0], "before the disk fills")
             filler = fill_with_a_file(small)
@@ -234,7 +153,8 @@ def test_a_follower_whose_only_log_dir_fills_up_exits_and_rejoins_the_isr_after_
             eventually(lambda: isrs_whole(cluster, TOPIC), 90, "the follower rejoins the ISR")
             acks_go_on(producer, [0], "after the follower returned")
         finally:
-            producer.stop()
+            unreported = producer.stop()
+        assert unreported == 0
         assert_nothing_lost_and_replicas_identical(cluster, producer, [0])
 
 
@@ -307,7 +227,7 @@ def test_a_follower_whose_log_dir_fails_leaves_that_partitions_isr_and_serves_it
         create_topic(cluster, [[1, FOLLOWER, 2], [2, FOLLOWER, 1]])
         assert (failing.path / f"{TOPIC}-0").is_dir() and (big / f"{TOPIC}-1").is_dir()
         follower = cluster.brokers[FOLLOWER]
-        producer = AckedProducer(cluster.bootstrap(), [0, 1])
+        producer = AckedProducer(cluster.bootstrap(), TOPIC, [0, 1], pad=VALUE_PAD)
         try:
             acks_go_on(producer, [0, 1], "before the dir fails")
             failing.fail()
@@ -341,5 +261,6 @@ def test_a_follower_whose_log_dir_fails_leaves_that_partitions_isr_and_serves_it
             )
             acks_go_on(producer, [0, 1], "after the follower returned")
         finally:
-            producer.stop()
+            unreported = producer.stop()
+        assert unreported == 0
         assert_nothing_lost_and_replicas_identical(cluster, producer, [0, 1])

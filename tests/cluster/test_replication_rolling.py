@@ -15,22 +15,26 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.cluster import (
+    AckedProducer,
+    Cluster,
+    eventually,
+    isrs_whole,
+    new_chroot,
+    read_numbers,
+    start_cluster,
+)
 from tests.support.zookeeper import ZooKeeperServer
 
 TOPIC = "rolling-restart"
@@ -61,104 +65,24 @@ def cluster(
         yield c
 
 
-def isrs_whole(cluster: Cluster) -> bool:
-    for p in range(PARTITIONS):
-        path = f"/brokers/topics/{TOPIC}/partitions/{p}/state"
-        if cluster.kazoo.exists(path) is None:
-            return False
-        if sorted(cluster.json(path)["isr"]) != [1, 2, 3]:
-            return False
-    return True
-
-
-class AckedProducer:
-    """Numbered records, ``n`` to partition ``n % PARTITIONS``; acknowledgement times kept."""
-
-    def __init__(self, bootstrap: str) -> None:
-        self.acked: dict[int, list[tuple[float, int]]] = {p: [] for p in range(PARTITIONS)}
-        self.errors: list[str] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "topic.metadata.refresh.interval.ms": 1000,
-            }
-        )
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _on_delivery(self, err: Any, message: Any) -> None:
-        with self._lock:
-            if err is not None:
-                self.errors.append(f"{message.partition()}: {err}")
-            else:
-                self.acked[message.partition()].append((time.monotonic(), int(message.value())))
-
-    def _run(self) -> None:
-        n = 0
-        while not self._stop.is_set():
-            for _ in range(PARTITIONS):
-                try:
-                    self._producer.produce(
-                        TOPIC,
-                        str(n).encode(),
-                        partition=n % PARTITIONS,
-                        on_delivery=self._on_delivery,
-                    )
-                    n += 1
-                except BufferError:
-                    break
-            self._producer.poll(0.005)
-        self._producer.flush(120)
-
-    def acked_count(self) -> int:
-        with self._lock:
-            return sum(len(v) for v in self.acked.values())
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join(150)
-        return len(self._producer)
-
-
-def read_values(bootstrap: str, partition: int) -> list[int]:
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:8]}"}
-    )
-    try:
-        _, high = consumer.get_watermark_offsets(TopicPartition(TOPIC, partition), timeout=30)
-        consumer.assign([TopicPartition(TOPIC, partition, 0)])
-        out: list[tuple[int, int]] = []
-        deadline = time.monotonic() + 120
-        while len(out) < high and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                out.append((message.offset(), int(message.value())))
-        assert [offset for offset, _ in out] == list(range(high)), partition
-        return [value for _, value in out]
-    finally:
-        consumer.close()
-
-
 def test_rolling_restart_under_acks_all_loses_nothing(cluster: Cluster) -> None:
-    eventually(lambda: isrs_whole(cluster), 60, "every ISR is whole")
-    producer = AckedProducer(cluster.bootstrap())
+    def whole() -> bool:
+        return isrs_whole(cluster, TOPIC, PARTITIONS)
+
+    eventually(whole, 60, "every ISR is whole")
+    producer = AckedProducer(cluster.bootstrap(), TOPIC, range(PARTITIONS))
     try:
-        eventually(lambda: producer.acked_count() > 600, 60, "records acknowledged")
+        eventually(lambda: producer.count() > 600, 60, "records acknowledged")
         answered_ms: dict[int, int] = {}
         rolling_started = time.monotonic()
         for broker_id in sorted(cluster.brokers):
-            eventually(lambda: isrs_whole(cluster), 90, f"every ISR is whole before {broker_id}")
+            eventually(whole, 90, f"every ISR is whole before {broker_id}")
             assert cluster.brokers[broker_id].stop() == 0
             answered = _ANSWERED.search(cluster.brokers[broker_id].output())
             assert answered is not None, cluster.brokers[broker_id].output()
             answered_ms[broker_id] = int(answered.group(1))
             cluster.brokers[broker_id].start()
-        eventually(lambda: isrs_whole(cluster), 90, "every ISR is whole after the restarts")
+        eventually(whole, 90, "every ISR is whole after the restarts")
         rolling_ended = time.monotonic()
         time.sleep(1.0)
     finally:
@@ -180,7 +104,7 @@ def test_rolling_restart_under_acks_all_loses_nothing(cluster: Cluster) -> None:
     assert max(pauses.values()) < bound, (pauses, answered_ms)
 
     for p in range(PARTITIONS):
-        values = read_values(cluster.bootstrap(), p)
+        values = read_numbers(cluster.bootstrap(), TOPIC, p)
         assert len(values) == len(set(values)), f"partition {p} holds a record twice"
         assert values == sorted(values), f"partition {p} holds records out of order"
         missing = {v for _, v in producer.acked[p]} - set(values)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
@@ -107,6 +108,103 @@ def restart_after_session_expiry(cluster: Cluster, broker_id: int, timeout_s: fl
         f"broker {broker_id}'s old registration expires",
     )
     cluster.brokers[broker_id].start()
+
+
+class AckedProducer:
+    """An idempotent acks=all confluent-kafka producer on its own thread, for fault tests:
+    numbered records to ``partitions`` in turn (record ``n`` to ``partitions[n % len]``, its
+    value ``n``, then a space and ``pad`` when given), until ``stop``. ``acked`` holds, per
+    partition, (monotonic time, n) of every acknowledged record in acknowledgement order;
+    ``errors`` every failed delivery; ``stop`` returns what it could not deliver."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: Sequence[int], pad: bytes = b""):
+        self.topic = topic
+        self.partitions = list(partitions)
+        self.pad = b" " + pad if pad else b""
+        self.acked: dict[int, list[tuple[float, int]]] = {p: [] for p in self.partitions}
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._unreported = -1
+        self._producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 5,
+                "topic.metadata.refresh.interval.ms": 1000,
+            }
+        )
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _on_delivery(self, err: Any, message: Any) -> None:
+        with self._lock:
+            if err is not None:
+                self.errors.append(f"{message.partition()}: {err}")
+            else:
+                n = int(message.value().split(b" ", 1)[0])
+                self.acked[message.partition()].append((time.monotonic(), n))
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            for _ in self.partitions:
+                try:
+                    self._producer.produce(
+                        self.topic,
+                        b"%d%s" % (n, self.pad),
+                        partition=self.partitions[n % len(self.partitions)],
+                        on_delivery=self._on_delivery,
+                    )
+                    n += 1
+                except BufferError:
+                    break
+            self._producer.poll(0.005)
+        self._unreported = self._producer.flush(120)
+
+    def count(self, partition: int | None = None) -> int:
+        """Records acknowledged (on ``partition``, or on all)."""
+        with self._lock:
+            if partition is not None:
+                return len(self.acked[partition])
+            return sum(len(v) for v in self.acked.values())
+
+    def values(self, partition: int) -> list[int]:
+        """The acknowledged record numbers of ``partition``, in acknowledgement order."""
+        with self._lock:
+            return [n for _, n in self.acked[partition]]
+
+    def stop(self) -> int:
+        """Stop producing, flush; the records never acknowledged nor failed (0 expected)."""
+        self._stop.set()
+        self._thread.join(150)
+        assert not self._thread.is_alive(), "the producer did not finish"
+        return self._unreported
+
+
+def read_numbers(
+    bootstrap: str, topic: str, partition: int = 0, timeout_s: float = 120
+) -> list[int]:
+    """The record numbers (a value's leading decimal, as ``AckedProducer`` writes them) of a
+    partition from offset 0 up to its high watermark, in offset order (confluent-kafka);
+    asserts that every offset below the HW was read."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:8]}"}
+    )
+    try:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+        consumer.assign([TopicPartition(topic, partition, 0)])
+        out: list[tuple[int, int]] = []
+        deadline = time.monotonic() + timeout_s
+        while len(out) < high and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                out.append((message.offset(), int(message.value().split(b" ", 1)[0])))
+        assert [offset for offset, _ in out] == list(range(high)), (topic, partition, high)
+        return [value for _, value in out]
+    finally:
+        consumer.close()
 
 
 def eventually(check: Callable[[], bool], timeout_s: float, what: str) -> float:
