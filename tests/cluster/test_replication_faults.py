@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from franz.errors import ErrorCode
@@ -30,6 +28,8 @@ from tests.support.cluster import (
     log_bytes,
     new_chroot,
     partition_state,
+    produce_acked,
+    read_numbers,
     start_cluster,
 )
 from tests.support.wire import WireClient, batch, metadata, produce
@@ -61,41 +61,6 @@ def state(cluster: Cluster, topic: str) -> dict[str, Any]:
     """Partition 0's state; a leaderless placeholder before the controller wrote it."""
     found = partition_state(cluster, topic)
     return found if found is not None else {"leader": -1, "isr": [], "leader_epoch": -1}
-
-
-def produce_acked(bootstrap: str, topic: str, values: range) -> None:
-    """Produce ``values`` to partition 0 with acks=all; every one must be acknowledged."""
-    errors: list[str] = []
-
-    def delivered(err: Any, _message: Any) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
-    for value in values:
-        producer.produce(topic, str(value).encode(), partition=0, on_delivery=delivered)
-    assert producer.flush(60) == 0
-    assert errors == []
-
-
-def read_all(bootstrap: str, topic: str) -> list[int]:
-    """Every value of partition 0 below the high watermark, in offset order."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"read-{uuid.uuid4().hex[:8]}"}
-    )
-    try:
-        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
-        consumer.assign([TopicPartition(topic, 0, 0)])
-        out: list[tuple[int, int]] = []
-        deadline = time.monotonic() + 60
-        while len(out) < high and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                out.append((message.offset(), int(message.value())))
-        assert [offset for offset, _ in out] == list(range(high)), out
-        return [value for _, value in out]
-    finally:
-        consumer.close()
 
 
 def test_zombie_leader_is_fenced_truncates_and_follows(cluster: Cluster) -> None:
@@ -136,7 +101,7 @@ def test_zombie_leader_is_fenced_truncates_and_follows(cluster: Cluster) -> None
         60,
         "the zombie's log is its new leader's",
     )
-    assert read_all(cluster.bootstrap(), topic) == list(range(100))
+    assert read_numbers(cluster.bootstrap(), topic) == list(range(100))
     with WireClient.connect(process.bootstrap) as client:
         answer = metadata(client, [topic])
     [entry] = answer.topics
@@ -165,7 +130,7 @@ def test_unclean_leader_election_off_stays_offline_on_loses_unreplicated(
 
     # Allowed: broker 2 leads, without the records it never had, and the controller says so.
     eventually(lambda: state(cluster, "unclean")["leader"] == 2, 60, "unclean: broker 2 leads")
-    assert read_all(cluster.brokers[2].bootstrap, "unclean") == list(range(10))
+    assert read_numbers(cluster.brokers[2].bootstrap, "unclean") == list(range(10))
     outputs = "".join(b.output() for b in cluster.brokers.values())
     assert "nclean leader election" in outputs
 
@@ -183,7 +148,7 @@ def test_unclean_leader_election_off_stays_offline_on_loses_unreplicated(
     # broker 2 for ``unclean``, truncated to broker 2's log.
     cluster.brokers[1].start()
     eventually(lambda: state(cluster, "clean")["leader"] == 1, 60, "clean: broker 1 leads")
-    assert read_all(cluster.bootstrap(), "clean") == list(range(20))
+    assert read_numbers(cluster.bootstrap(), "clean") == list(range(20))
     eventually(lambda: sorted(state(cluster, "unclean")["isr"]) == [1, 2], 60, "unclean: 1 rejoins")
     eventually(
         lambda: (
@@ -192,4 +157,4 @@ def test_unclean_leader_election_off_stays_offline_on_loses_unreplicated(
         60,
         "unclean: broker 1 truncated to broker 2's log",
     )
-    assert read_all(cluster.bootstrap(), "unclean") == list(range(10))
+    assert read_numbers(cluster.bootstrap(), "unclean") == list(range(10))

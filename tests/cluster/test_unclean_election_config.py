@@ -31,7 +31,6 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Producer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -41,7 +40,7 @@ from confluent_kafka.admin import (
 )
 
 from franz.errors import ErrorCode
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.cluster import Cluster, eventually, new_chroot, produce_acked, start_cluster
 from tests.support.kafka_ref import run_franz_tool
 from tests.support.wire import WireClient, decode_records, fetch, metadata
 from tests.support.zookeeper import ZooKeeperServer
@@ -64,20 +63,6 @@ def cluster(
 
 def state(cluster: Cluster, topic: str) -> dict[str, Any]:
     return cluster.json(f"/brokers/topics/{topic}/partitions/0/state")
-
-
-def produce_acked(bootstrap: str, topic: str, values: range) -> None:
-    errors: list[str] = []
-
-    def delivered(err: Any, _message: Any) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
-    for value in values:
-        producer.produce(topic, str(value).encode(), partition=0, on_delivery=delivered)
-    assert producer.flush(60) == 0
-    assert errors == []
 
 
 def read_all(cluster: Cluster, broker_id: int, topic: str) -> list[int]:

@@ -183,6 +183,22 @@ class AckedProducer:
         return self._unreported
 
 
+def produce_acked(bootstrap: str, topic: str, values: range, partition: int = 0) -> None:
+    """Produce ``values`` (as decimal strings) to ``partition`` with an idempotent acks=all
+    producer; every one must be acknowledged."""
+    errors: list[str] = []
+
+    def delivered(err: Any, _message: Any) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    for value in values:
+        producer.produce(topic, str(value).encode(), partition=partition, on_delivery=delivered)
+    assert producer.flush(60) == 0
+    assert errors == []
+
+
 def read_numbers(
     bootstrap: str, topic: str, partition: int = 0, timeout_s: float = 120
 ) -> list[int]:
