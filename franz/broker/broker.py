@@ -66,6 +66,7 @@ from franz.clock import Clock, SystemClock
 from franz.cluster.alter_partition import AlterPartitionManager
 from franz.cluster.replica_fetcher import ReplicaFetcherConfig, ReplicaFetcherManager
 from franz.cluster.replica_manager import ReplicaManager
+from franz.cluster.replication_quota import ReplicationQuotas
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
@@ -212,6 +213,13 @@ class Broker:
             alter_partition_manager=self.alter_partition_manager,
             is_replica_isr_eligible=self.metadata_cache.has_alive_broker,
         )
+        #: Replication throttles (KIP-73), bounded by dynamic broker configs.
+        self.replication_quotas = ReplicationQuotas(
+            self.clock,
+            self.broker_id,
+            num_samples=config.get("replication.quota.window.num"),
+            window_seconds=config.get("replication.quota.window.size.seconds"),
+        )
         if self.zookeeper_connect is not None:
             # Followers copy their leaders' logs (Kafka's ReplicaFetcherManager).
             self.replica_manager.replica_fetcher_manager = ReplicaFetcherManager(
@@ -219,6 +227,7 @@ class Broker:
                 self.replica_manager,
                 self.metadata_cache,
                 lambda: self.broker_epoch,
+                quota=self.replication_quotas.follower,
             )
         self.topic_manager = TopicManager(
             config,
@@ -462,11 +471,12 @@ class Broker:
 
     def _reconfigure(self, config: BrokerConfig) -> None:
         """A dynamic broker config changed: ``config`` is the new effective one. Applied live:
-        the topic defaults (every log without its own override follows at once) and
-        ``producer.id.expiration.ms``; the other dynamic keys are stored and described only
-        (see ``franz.broker.dynamic_config``)."""
+        the topic defaults (every log without its own override follows at once),
+        ``producer.id.expiration.ms`` and the replication throttle rates; the other dynamic
+        keys are stored and described only (see ``franz.broker.dynamic_config``)."""
         unclean_before = self.config.log_config().unclean_leader_election_enable
         self.config = config
+        self.replication_quotas.reconfigure(config.dynamic_broker, config.dynamic_default)
         self.log_manager.default_config = config.log_config()
         self.log_manager.set_producer_id_expiration_ms(config.get("producer.id.expiration.ms"))
         self.topic_manager.reconfigure(config)

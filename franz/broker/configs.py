@@ -40,7 +40,8 @@ Kafka's ``log.retention.ms``). The cluster-wide default (resource ``""``) lists 
 dynamic defaults, with synonyms from the default layer down. Keys Franz does not know but
 found in ``server.properties`` or a dynamic layer are listed as Kafka lists them: type
 UNKNOWN, sensitive (Kafka's ``maybeSensitive``: an unknown type may hold a password),
-value null.
+value null. The replication throttle rates (``franz.config.quota``), when set, are listed
+with their value and type LONG, read-only (Kafka 3.9's ``AllDynamicConfigs`` lacks them).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from typing import Any, Final
 from franz.config.broker import BROKER_CONFIG_KEYS, BrokerConfig
 from franz.config.defs import ConfigKey, ConfigType
 from franz.config.dynamic import is_dynamic
+from franz.config.quota import BROKER_QUOTA_CONFIG_KEYS
 from franz.config.topic import TOPIC_CONFIG_KEYS
 from franz.errors import InvalidRequestError
 
@@ -333,6 +335,24 @@ def describe_default_broker_configs(
 def _broker_entry(config: BrokerConfig, name: str, *, per_broker: bool) -> ConfigEntry:
     read_only = not is_dynamic(name)
     key = BROKER_CONFIG_KEYS.get(name)
+    if key is None and name in BROKER_QUOTA_CONFIG_KEYS:
+        # Kafka 3.9 knows the throttle rates' type (DynamicConfig.Broker) but not their
+        # documentation, and lists them read-only (not in AllDynamicConfigs).
+        synonyms = [
+            ConfigSynonym(name, str(layer[name]), source)
+            for layer, source in _layers(config)
+            if name in layer and (per_broker or source != ConfigSource.DYNAMIC_BROKER_CONFIG)
+        ]
+        return ConfigEntry(
+            name=name,
+            value=synonyms[0].value if synonyms else None,
+            source=synonyms[0].source if synonyms else ConfigSource.STATIC_BROKER_CONFIG,
+            read_only=read_only,
+            is_sensitive=False,
+            synonyms=tuple(synonyms),
+            config_type=config_type_id(ConfigType.LONG),
+            documentation=None,
+        )
     if key is None:
         synonyms = [
             ConfigSynonym(name, None, source)

@@ -10,7 +10,8 @@ anything changes (so ``validate_only`` answers exactly what the change would):
 * the names (``franz.config.dynamic.dynamic_config_errors``: dynamic in Kafka, listener
   prefix for SSL stores, per-broker ones not at the default);
 * the values, parsed with their keys' types and validators, and the resulting effective
-  config as a whole: topic defaults must make a valid ``LogConfig``.
+  config as a whole: topic defaults must make a valid ``LogConfig``, the replication
+  throttle rates (``franz.config.quota``) must be LONGs >= 0.
 
 Every failure is INVALID_REQUEST with Kafka's ZooKeeper-mode message, "Invalid config value
 for resource ConfigResource(type=BROKER, name='0'): <reason>" (``ZkAdminManager`` wraps
@@ -48,6 +49,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from franz.broker.configs import ResourceType, broker_resource_id, resource_repr
 from franz.config.broker import BrokerConfig
 from franz.config.dynamic import dynamic_config_errors
+from franz.config.quota import BROKER_QUOTA_CONFIG_KEYS
 from franz.errors import InvalidConfigurationError, InvalidRequestError
 from franz.metadata.store import DEFAULT_BROKER_ENTITY, AsyncMetadataStore, MetadataStore
 from franz.metadata.znodes import ZNodeDecodeError
@@ -226,5 +228,11 @@ class DynamicBrokerConfig:
 def _check_effective(config: BrokerConfig) -> None:
     """What Franz needs of an effective config (``InvalidConfigurationError`` otherwise): the
     topic defaults make a valid ``LogConfig`` (``compression.type`` one of Kafka's codecs,
-    which the log recompresses to)."""
+    which the log recompresses to); the replication throttle rates are LONGs >= 0 (Kafka's
+    ``DynamicConfig.Broker.validate``)."""
     config.log_config()  # parses and validates every topic default
+    for layer in (config.dynamic_default, config.dynamic_broker):
+        for name, value in layer.items():
+            key = BROKER_QUOTA_CONFIG_KEYS.get(name)
+            if key is not None:
+                key.parse(value)

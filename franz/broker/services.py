@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from franz.broker.topic_manager import TopicManager
     from franz.clock import Clock
     from franz.cluster.replica_manager import ReplicaManager
+    from franz.cluster.replication_quota import ReplicationQuotas
     from franz.config.broker import BrokerConfig
     from franz.controller.shell.controller import Controller
     from franz.coordinator.group.coordinator import GroupCoordinator
@@ -83,6 +84,12 @@ class BrokerServices(Protocol):
 
     @property
     def replica_manager(self) -> ReplicaManager: ...
+
+    @property
+    def replication_quotas(self) -> ReplicationQuotas:
+        """The replication throttles (Kafka's ``QuotaManagers.leader`` / ``.follower``): Fetch
+        throttles and counts what a leader serves its followers."""
+        ...
 
     @property
     def log_manager(self) -> LogManager:

@@ -186,6 +186,9 @@ class ReplicaFetcher:
             for tp, state in self.partitions.items()
             if not state.truncating and not state.fenced and state.delay_until <= now
         }
+        throttled = self._throttled(ready)
+        if throttled:
+            ready = {tp: state for tp, state in ready.items() if tp not in throttled}
         request_data = self._session.build(
             {tp: self._partition_data(tp, state) for tp, state in ready.items()}
         )
@@ -193,9 +196,11 @@ class ReplicaFetcher:
             # Kafka's buildFetch: nothing to fetch and nothing to forget, no request.
             delays = [
                 s.delay_until - now
-                for s in self.partitions.values()
-                if not s.fenced and not s.truncating
+                for tp, s in self.partitions.items()
+                if not s.fenced and not s.truncating and tp not in throttled
             ]
+            if throttled:
+                delays.append(self.config.fetch_backoff_ms / 1000)
             timeout = min(delays) if delays else None
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
@@ -279,6 +284,21 @@ class ReplicaFetcher:
             "the next fetch is a full one",
             self.name,
             self.leader_id,
+        )
+
+    def _throttled(self, ready: Mapping[TopicPartition, _FetchState]) -> frozenset[TopicPartition]:
+        """The ready partitions the follower's replication throttle leaves out now (Kafka's
+        ``shouldFollowerThrottle``: quota exceeded, throttled here, not in sync)."""
+        quota = self.manager.quota
+        if not ready or not quota.is_quota_exceeded():
+            return frozenset()
+        partitions = self.manager.replica_manager.partitions
+        return frozenset(
+            tp
+            for tp, state in ready.items()
+            if not 0 <= state.leader_high_watermark <= state.fetch_offset
+            and (partition := partitions.get(tp)) is not None
+            and quota.is_throttled(tp, partition.log.config)
         )
 
     def _partition_data(self, tp: TopicPartition, state: _FetchState) -> PartitionData:
@@ -411,6 +431,8 @@ class ReplicaFetcher:
         partition.update_follower_high_watermark(data.high_watermark)
         if data.log_start_offset > partition.log_start_offset:
             partition.maybe_increment_follower_log_start_offset(data.log_start_offset)
+        if self.manager.quota.is_throttled(tp, partition.log.config):
+            self.manager.quota.record(len(records))  # Kafka's processPartitionData
 
     def _truncate_on_diverging_epoch(
         self,

@@ -43,6 +43,14 @@ looked up at every connect, so a restarted leader on a new port is found) and lo
      is marked failed and dropped from the fetcher (Kafka's ``markPartitionFailed``; the
      log dir failure handling tells the controller).
 
+Replication throttle (KIP-73, ``franz.cluster.replication_quota``): while this broker's
+``follower.replication.throttled.rate`` is exceeded, a partition its topic's
+``follower.replication.throttled.replicas`` lists with this broker is left out of the fetch
+unless it is in sync (its lag, the leader's HW in the last response minus the fetch offset,
+known and 0; Kafka's ``shouldFollowerThrottle``); a fetch session forgets it meanwhile. When
+nothing is left to fetch the fetcher waits ``replica.fetch.backoff.ms`` (Kafka's empty
+``buildFetch``). The data appended for throttled partitions, in sync or not, is counted.
+
 A failed request (connection refused or lost, timeout after ``replica.socket.timeout.ms``)
 closes the connection and the whole fetcher backs off ``replica.fetch.backoff.ms`` before
 reconnecting, as ``handlePartitionsWithErrors`` delays every partition.
@@ -67,6 +75,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from franz.clock import SystemClock
 from franz.cluster.fetch_state import (
     InitialFetchState,
     ReplicaFetcherConfig,
@@ -76,6 +85,7 @@ from franz.cluster.fetch_state import (
     whole_batches_length,
 )
 from franz.cluster.fetcher_thread import ReplicaFetcher
+from franz.cluster.replication_quota import ReplicationQuota
 from franz.storage.files import TopicPartition
 
 if TYPE_CHECKING:
@@ -104,8 +114,18 @@ class ReplicaFetcherManager:
         replica_manager: ReplicaManager,
         metadata_cache: MetadataCache,
         broker_epoch: Callable[[], int],
+        *,
+        quota: ReplicationQuota | None = None,
     ) -> None:
         self.config = config
+        #: The follower's replication throttle (``franz.cluster.replication_quota``).
+        self.quota = (
+            quota
+            if quota is not None
+            else ReplicationQuota(
+                SystemClock(), config.broker_id, "follower_replication_throttled_replicas"
+            )
+        )
         self.replica_manager = replica_manager
         self.metadata_cache = metadata_cache
         self.broker_epoch = broker_epoch

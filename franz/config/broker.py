@@ -324,6 +324,20 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "Socket receive buffer of follower fetches: accepted, not applied (Franz leaves the "
         "OS's buffer autotuning on, as with -1).",
     ),
+    ConfigKey(
+        "replication.quota.window.num",
+        _I,
+        11,
+        "The number of samples to retain in memory for replication quotas",
+        at_least(1),
+    ),
+    ConfigKey(
+        "replication.quota.window.size.seconds",
+        _I,
+        1,
+        "The time span of each sample for replication quotas",
+        at_least(1),
+    ),
     # --- dynamic in Kafka, not used by Franz (one asyncio loop, no connection rate quota):
     # accepted, stored and described so tools that tune them work (franz.config.dynamic) ---
     ConfigKey("num.io.threads", _I, 8, "Request handler threads (not used by Franz).", at_least(1)),

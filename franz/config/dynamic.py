@@ -15,7 +15,9 @@ offending key as a Scala ``Set``:
 
 1. a Kafka config that is not dynamic: "Cannot update these configs dynamically: Set(k)";
    Franz also refuses names it does not know as Kafka configs (Kafka stores them as
-   "custom configs" for plugins, which Franz has none of);
+   "custom configs" for plugins, which Franz has none of). The replication throttle rates
+   (``franz.config.quota``: ``DynamicConfig.Broker``, not ``AllDynamicConfigs``, so Kafka
+   3.9 describes them read-only) are accepted, at either level;
 2. an SSL keystore/truststore config without a listener prefix: "These security configs can
    be dynamically updated only per-listener using the listener prefix: Set(k)";
 3. at the cluster-wide default, a per-broker config (listener, SSL and SASL settings):
@@ -33,6 +35,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from franz.config.quota import BROKER_QUOTA_CONFIG_KEYS
 from franz.config.topic import TOPIC_CONFIG_KEYS
 
 __all__ = [
@@ -157,7 +160,9 @@ def dynamic_config_errors(names: Iterable[str], *, per_broker: bool) -> str | No
     """Kafka's ``DynamicBrokerConfig.validateConfigs`` on the names alone: the first failed
     check's message (see the module docstring), or None when all may be set."""
     names = set(names)
-    refused = {name for name in names if not is_dynamic(name)}
+    refused = {
+        name for name in names if not is_dynamic(name) and name not in BROKER_QUOTA_CONFIG_KEYS
+    }
     if refused:
         return f"Cannot update these configs dynamically: {scala_set(refused)}"
     unprefixed = names & DYNAMIC_SECURITY_CONFIGS

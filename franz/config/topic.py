@@ -21,6 +21,7 @@ from franz.config.defs import (
     between,
     one_of,
 )
+from franz.config.quota import validate_throttled_replicas
 from franz.errors import InvalidConfigurationError
 
 __all__ = ["TOPIC_CONFIG_KEYS", "LogConfig"]
@@ -232,16 +233,22 @@ _KEYS: tuple[ConfigKey, ...] = (
         "follower.replication.throttled.replicas",
         _LIST,
         [],
-        "Throttled follower replicas.",
-        None,
+        "A list of replicas for which log replication should be throttled on the follower "
+        "side. The list should describe a set of replicas in the form "
+        "[PartitionId]:[BrokerId],[PartitionId]:[BrokerId]:... or alternatively the wildcard "
+        "'*' can be used to throttle all replicas for this topic.",
+        validate_throttled_replicas,
         None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
     ConfigKey(
         "leader.replication.throttled.replicas",
         _LIST,
         [],
-        "Throttled leader replicas.",
-        None,
+        "A list of replicas for which log replication should be throttled on the leader "
+        "side. The list should describe a set of replicas in the form "
+        "[PartitionId]:[BrokerId],[PartitionId]:[BrokerId]:... or alternatively the wildcard "
+        "'*' can be used to throttle all replicas for this topic.",
+        validate_throttled_replicas,
         None,  # no broker-level synonym in Kafka (ServerTopicConfigSynonyms)
     ),
 )

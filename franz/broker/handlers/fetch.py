@@ -39,6 +39,13 @@
   re-reads of its long poll do not (Kafka's ``updateFetchState = !readFromPurgatory``). Reads
   go up to the log end offset, not the HW. A follower's long poll
   wakes on appends; a consumer's when the HW advances.
+* Replication throttles (KIP-73, ``franz.cluster.replication_quota``): while this leader's
+  ``leader.replication.throttled.rate`` is exceeded, a follower outside the ISR gets no
+  records for the partitions its topic's ``leader.replication.throttled.replicas`` lists with
+  this broker (Kafka's ``shouldLeaderThrottle``; they count nothing towards ``min_bytes``, as
+  in its ``DelayedFetch``, so the follower's long poll waits); every answer to a follower
+  counts its throttled partitions' records against the quota (``sizeOfThrottledPartitions``,
+  in sync or not; 0 bytes too once a rate is set).
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ from franz.broker.leader_routing import (
     leader_nodes,
     local_partition,
 )
+from franz.cluster.replication_quota import ReplicationQuota
 from franz.errors import ErrorCode, error_code_for
 from franz.protocol.fetch import (
     FIRST_NODE_ENDPOINTS,
@@ -240,6 +248,10 @@ def _read(
     out = []
     follower_id = plan.follower_id
     replica_manager = ctx.services.replica_manager
+    # The replication throttle: checked once per read, one comparison when unbounded.
+    throttle = ctx.services.replication_quotas.leader if follower_id >= 0 else None
+    if throttle is not None and not throttle.is_quota_exceeded():
+        throttle = None
     for cached in plan.partitions:
         result = FetchPartitionResult(cached.partition)
         out.append((cached, result))
@@ -319,6 +331,12 @@ def _read(
             # Nothing to read (Log.read would answer empty): the usual case of the idle
             # partitions of a long poll or a follower's session, re-read on every wake-up.
             continue
+        if (
+            throttle is not None
+            and follower_id not in partition.isr
+            and throttle.is_throttled(tp, partition.log.config)
+        ):
+            continue  # Kafka's shouldLeaderThrottle (module docstring)
         try:
             info = partition.read(
                 cached.fetch_offset,
@@ -403,6 +421,7 @@ def _respond(
     endpoints = _leader_hints(ctx, results) if plan.version >= FIRST_NODE_ENDPOINTS else None
     by_topic: dict[str, FetchTopicResult] = {}
     with_data: list[SessionKey] = []
+    sent_data: list[tuple[CachedPartition, FetchPartitionResult]] = []
     for cached, result in results:
         has_data = bool(result.records)
         changed = cached.changed(result.high_watermark, result.log_start_offset)
@@ -411,6 +430,7 @@ def _respond(
             continue
         if has_data:
             with_data.append((cached.topic, cached.partition))
+            sent_data.append((cached, result))
         topic = by_topic.get(cached.topic)
         if topic is None:
             topic = by_topic[cached.topic] = FetchTopicResult(
@@ -419,6 +439,10 @@ def _respond(
         topic.partitions.append(result)
     if plan.session is not None:
         plan.session.rotate_to_end(with_data)
+    if plan.follower_id >= 0:
+        quota = ctx.services.replication_quotas.leader
+        if sent_data or quota.bounded:
+            _record_throttled(ctx, quota, sent_data)
     return RawBody(
         encode_fetch_response(
             plan.version,
@@ -427,3 +451,22 @@ def _respond(
             node_endpoints=endpoints,
         )
     )
+
+
+def _record_throttled(
+    ctx: RequestContext,
+    quota: ReplicationQuota,
+    sent: list[tuple[CachedPartition, FetchPartitionResult]],
+) -> None:
+    """Kafka's ``sizeOfThrottledPartitions``: the leader's quota counts what its answer to a
+    follower carries (``sent``: the partitions with records) for throttled partitions; 0 too
+    once a rate is set (``franz.cluster.replication_quota``)."""
+    partitions = ctx.services.replica_manager.partitions
+    size = 0
+    for cached, result in sent:
+        tp = TopicPartition(cached.topic, cached.partition)
+        partition = partitions.get(tp)
+        if partition is not None and quota.is_throttled(tp, partition.log.config):
+            size += sum(r.size if isinstance(r, FileRegion) else len(r) for r in result.records)
+    if size or quota.bounded:
+        quota.record(size)

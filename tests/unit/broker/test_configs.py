@@ -247,3 +247,37 @@ def test_default_resource_lists_only_the_dynamic_defaults_without_the_broker_lay
     assert [e.name for e in describe_default_broker_configs(config, ["max.connections"])] == [
         "max.connections"
     ]
+
+
+def test_replication_throttle_rates_as_kafka_39_describes_them():
+    # As a Kafka 3.9.2 broker answered (ZooKeeper mode): LONG, not sensitive, read-only (not
+    # in its AllDynamicConfigs), no documentation, listed only when set.
+    config = BrokerConfig(
+        {},
+        dynamic_default={
+            "leader.replication.throttled.rate": "3000",
+            "follower.replication.throttled.rate": "2000",
+        },
+        dynamic_broker={"leader.replication.throttled.rate": "1000"},
+    )
+    entries = by_name(describe_broker_configs(config))
+    leader = entries["leader.replication.throttled.rate"]
+    assert (leader.value, leader.source, leader.read_only, leader.is_sensitive) == (
+        "1000", DYN_BROKER, True, False
+    )
+    assert leader.config_type == config_type_id(ConfigType.LONG)
+    assert leader.documentation is None
+    assert leader.synonyms == (
+        ConfigSynonym("leader.replication.throttled.rate", "1000", DYN_BROKER),
+        ConfigSynonym("leader.replication.throttled.rate", "3000", DYN_DEFAULT),
+    )
+    assert entries["follower.replication.throttled.rate"].source == DYN_DEFAULT
+    assert "replica.alter.log.dirs.io.max.bytes.per.second" not in entries
+    defaults = by_name(describe_default_broker_configs(config))
+    assert defaults["leader.replication.throttled.rate"].value == "3000"
+    assert defaults["leader.replication.throttled.rate"].synonyms == (
+        ConfigSynonym("leader.replication.throttled.rate", "3000", DYN_DEFAULT),
+    )
+    assert "leader.replication.throttled.rate" not in by_name(
+        describe_broker_configs(BrokerConfig({}))
+    )

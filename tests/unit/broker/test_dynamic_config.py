@@ -69,6 +69,13 @@ def test_validate_only_changes_nothing(tmp_path):
         ("0", {"log.segment.bytes": "1"}, "Value must be at least"),
         ("", {"compression.type": "brotli"}, "compression.type"),
         ("7", {"message.max.bytes": "1"}, "Unexpected broker id"),
+        ("0", {"leader.replication.throttled.rate": "fast"},
+         "Invalid config value for resource ConfigResource(type=BROKER, name='0'): Invalid "
+         "value fast for configuration leader.replication.throttled.rate: Not a number of "
+         "type LONG"),
+        ("", {"follower.replication.throttled.rate": "-1"},
+         "Invalid value -1 for configuration follower.replication.throttled.rate: Value must "
+         "be at least 0"),
     ],
 )
 def test_refused_changes_leave_everything_as_it_was(tmp_path, name, configs, message):
@@ -107,3 +114,18 @@ def test_store_file_keeps_kafkas_entities(tmp_path):
         "<default>": {"log.retention.ms": "1000"},
         "0": {"max.connections": "10"},
     }
+
+
+def test_replication_throttle_rates_are_dynamic_at_either_level(tmp_path):
+    dynamic, _, applied = make(tmp_path)
+    dynamic.alter("", {"follower.replication.throttled.rate": "5000000",
+                       "replica.alter.log.dirs.io.max.bytes.per.second": "1000"},
+                  validate_only=False)
+    dynamic.alter("0", {"leader.replication.throttled.rate": "10000000"}, validate_only=False)
+    assert applied[-1].dynamic_default == {
+        "follower.replication.throttled.rate": "5000000",
+        "replica.alter.log.dirs.io.max.bytes.per.second": "1000",
+    }
+    assert applied[-1].dynamic_broker == {"leader.replication.throttled.rate": "10000000"}
+    _, _, reloaded = make(tmp_path)
+    assert reloaded[-1].dynamic_broker == {"leader.replication.throttled.rate": "10000000"}
