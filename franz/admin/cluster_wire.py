@@ -55,8 +55,8 @@ API_NAMES: Final = {
     ALTER_PARTITION_REASSIGNMENTS: "AlterPartitionReassignments",
     LIST_PARTITION_REASSIGNMENTS: "ListPartitionReassignments",
 }
-#: The request timeout Kafka's admin client puts in these requests (default.api.timeout.ms
-#: caps it; the tools wait at most --timeout for the answer anyway).
+#: Kafka's admin client ``retry.backoff.ms`` (100 ms) between attempts. The requests' own
+#: ``timeout`` fields carry ``--timeout``, as the Java client puts its call's time left there.
 RETRY_BACKOFF_S: Final = 0.1
 
 TopicPartition = tuple[str, int]
@@ -120,7 +120,7 @@ class ClusterClient:
         self.servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
         self.timeout_ms = timeout_ms
         self.client_id = client_id
-        self.deadline = time.monotonic() + timeout_ms / 1000
+        self.deadline = 0.0  # of the call being made: each call may take --timeout
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -138,8 +138,11 @@ class ClusterClient:
 
     def _retrying(self, attempt: Callable[[], R | None], what: str) -> R:
         """``attempt()`` until it returns a value; ``None``, ``OSError`` and ``_Retry`` mean
-        try again after the backoff, until the deadline."""
+        try again after the backoff, for at most ``timeout_ms`` (a call made inside
+        ``attempt`` starts its own)."""
         problem = "no broker answered"
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        self.deadline = deadline
         while True:
             try:
                 value = attempt()
@@ -149,7 +152,7 @@ class ClusterClient:
                 problem = str(retry)
             except OSError as exc:
                 problem = f"{what}: {exc}"
-            if time.monotonic() + RETRY_BACKOFF_S >= self.deadline:
+            if time.monotonic() + RETRY_BACKOFF_S >= deadline:
                 raise self._unreachable(problem)
             time.sleep(RETRY_BACKOFF_S)
 

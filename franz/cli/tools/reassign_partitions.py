@@ -293,9 +293,28 @@ def _current_replicas(
     return current
 
 
+def _check_log_dir_moves(client: ClusterClient, plan: Plan) -> None:
+    """Refuse, before anything changes, log-dir moves on a live broker that does not serve
+    AlterReplicaLogDirs (Kafka's tool would start the reassignments, then fail)."""
+    if not plan.log_dirs:
+        return
+    live = client.nodes().brokers
+    for broker in sorted({b for _, _, b in plan.log_dirs}):
+        if broker in live and not client.serves(broker, ALTER_REPLICA_LOG_DIRS):
+            moves = ", ".join(
+                f"{t}-{p} to {d}" for (t, p, b), d in sorted(plan.log_dirs.items()) if b == broker
+            )
+            raise ToolError(
+                f'moving replicas between log directories (log_dirs other than "any": {moves} '
+                f"on broker {broker}) needs AlterReplicaLogDirs (API 34), which broker "
+                f'{broker} does not serve; use "any" (nothing was changed)'
+            )
+
+
 def execute(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int:
     plan = parse_reassignment_json(_read_file(args.reassignment_json_file))
     proposed = execute_checks(plan)
+    _check_log_dir_moves(client, plan)
     try:
         ongoing = client.list_reassignments()
     except NotServed as exc:
@@ -308,16 +327,6 @@ def execute(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int:
     if unknown:
         raise ToolError(f"Unknown broker id {unknown[0]}")
     current = _current_replicas(admin, args, list(proposed))
-    for broker in sorted({b for _, _, b in plan.log_dirs}):
-        if not client.serves(broker, ALTER_REPLICA_LOG_DIRS):
-            moves = ", ".join(
-                f"{t}-{p} to {d}" for (t, p, b), d in sorted(plan.log_dirs.items()) if b == broker
-            )
-            raise ToolError(
-                f'moving replicas between log directories (log_dirs other than "any": {moves} '
-                f"on broker {broker}) needs AlterReplicaLogDirs (API 34), which broker "
-                f'{broker} does not serve; use "any" (nothing was changed)'
-            )
     print("Current partition replica assignment\n")
     print(format_reassignment_json(current))
     print("\nSave this to use as the --reassignment-json-file option during rollback")
