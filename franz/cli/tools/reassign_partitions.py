@@ -53,7 +53,8 @@ DescribeLogDirs.
 
 The reassignment APIs (AlterPartitionReassignments 45, ListPartitionReassignments 46,
 KIP-455) are not in librdkafka: Franz sends them itself to the active controller
-(``franz.admin.cluster_wire``; PLAINTEXT only). A controller that does not serve them is
+(``franz.admin.cluster_wire``; PLAINTEXT only: ``--generate``, which needs none of them,
+also works over another ``security.protocol``). A controller that does not serve them is
 named in a one-line error before anything changes; ``--verify`` then reports every
 partition from its current replicas (with a warning on stderr). ``--timeout`` bounds the
 wait for the cluster and, as Kafka's, for log-dir moves to start. Not supported:
@@ -242,7 +243,8 @@ def _needs(exc: NotServed, what: str) -> ToolError:
 # -- --generate -----------------------------------------------------------------------------------
 
 
-def generate(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int:
+def generate(admin: Any, args: argparse.Namespace) -> int:
+    """librdkafka only (Metadata): works over any ``security.protocol``."""
     brokers = parse_broker_list(args.broker_list)
     topics = parse_topics_json(_read_file(args.topics_to_move_json_file))
     cluster = read_cluster(admin, args)
@@ -252,7 +254,7 @@ def generate(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int
     current = {
         (t, p): list(view.replicas) for t in topics for p, view in cluster.partitions[t].items()
     }
-    alive = sorted(set(brokers) & set(client.nodes().brokers))
+    alive = sorted(set(brokers) & cluster.brokers)
     proposed: Assignment = {}
     for topic in sorted(set(topics)):
         parts = cluster.partitions[topic]
@@ -477,10 +479,10 @@ def list_reassignments(client: ClusterClient) -> int:
 def run(args: argparse.Namespace) -> int:
     action = _check_options(args)
     admin = make_admin(args, {"client.id": CLIENT_ID})
+    if action == "generate":
+        return generate(admin, args)
     client = cluster_client(args, CLIENT_ID)
     try:
-        if action == "generate":
-            return generate(admin, client, args)
         if action == "execute":
             return execute(admin, client, args)
         if action == "verify":
