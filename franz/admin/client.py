@@ -25,6 +25,7 @@ from typing import Any, Final
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
+from franz.admin.java_order import hash_order, topic_partition_hash
 from franz.admin.options import ToolError, client_config
 from franz.errors import ErrorCode
 
@@ -34,6 +35,7 @@ __all__ = [
     "check_reachable",
     "is_unreachable",
     "java_error_text",
+    "java_exception_class",
     "java_hash_set_order",
     "kafka_error",
     "kafka_error_of",
@@ -59,36 +61,11 @@ def tp_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
 
 
-def _int32(x: int) -> int:
-    x &= 0xFFFFFFFF
-    return x - (1 << 32) if x & 0x80000000 else x
-
-
-def _topic_partition_hash(topic: str, partition: int) -> int:
-    """``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``, where
-    ``String.hashCode`` runs over UTF-16 code units, all in 32-bit ints."""
-    h = 0
-    data = topic.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = _int32(31 * h + ((data[i] << 8) | data[i + 1]))
-    return _int32(31 * (31 + partition) + h)
-
-
 def java_hash_set_order(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     """The iteration order of a ``java.util.HashSet<TopicPartition>`` (or a ``HashMap`` keyed
     by them) filled with ``partitions`` in this order, which is the order Kafka's tools print
-    such sets in: by bucket (``h ^ (h >>> 16)`` masked to the table, 16 slots doubling when
-    more than 3/4 full), a bucket's entries in insertion order."""
-    items = list(partitions)
-    length = 16
-    while len(items) > length * 3 // 4:
-        length *= 2
-
-    def bucket(tp: tuple[str, int]) -> int:
-        h = _topic_partition_hash(*tp) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (length - 1)
-
-    return sorted(items, key=bucket)
+    such sets in (``franz.admin.java_order``)."""
+    return hash_order(partitions, topic_partition_hash)
 
 
 # -- clients -----------------------------------------------------------------------------------
@@ -157,6 +134,7 @@ _JAVA_EXCEPTIONS: Final = {
     "CORRUPT_MESSAGE": "CorruptRecordException",
     "REQUEST_TIMED_OUT": "TimeoutException",
     "NETWORK_EXCEPTION": "NetworkException",
+    "KAFKA_STORAGE_ERROR": "KafkaStorageException",
 }
 
 
@@ -171,10 +149,16 @@ def java_error_text(exc: BaseException) -> str:
         code = ErrorCode(err.code())
     except ValueError:
         return kafka_error_text(exc)
+    return f"{java_exception_class(code)}: {code.message}"
+
+
+def java_exception_class(code: ErrorCode) -> str:
+    """The class name of the exception Kafka's ``Errors`` maps ``code`` to
+    (``org.apache.kafka.common.errors.KafkaStorageException`` for KAFKA_STORAGE_ERROR)."""
     name = _JAVA_EXCEPTIONS.get(code.name) or (
         "".join(part.capitalize() for part in code.name.split("_")) + "Exception"
     )
-    return f"org.apache.kafka.common.errors.{name}: {code.message}"
+    return f"org.apache.kafka.common.errors.{name}"
 
 
 # -- waiting -----------------------------------------------------------------------------------

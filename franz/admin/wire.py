@@ -1,7 +1,8 @@
 """A small synchronous Kafka client for the requests confluent-kafka does not offer.
 
 confluent-kafka 2.16 has no OffsetDelete (``kafka-consumer-groups.sh --delete-offsets``), so
-the tools speak it here: one blocking TCP connection per broker, one request at a time.
+the tools speak it here: one blocking TCP connection per broker, one request at a time
+(``franz.admin.cluster_wire`` sends the reassignment and log-dir APIs the same way).
 Messages are kio's dataclasses built with ``franz.protocol.messages.build``; versions are
 negotiated with ApiVersions v0 (which every broker answers) before any other request.
 

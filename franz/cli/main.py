@@ -36,6 +36,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "dump-log-segments": ("dump_log", "dump segment and index files (kafka-dump-log.sh)"),
     "leader-election": ("leader_election", "elect partition leaders (kafka-leader-election.sh)"),
     "reassign-partitions": ("reassign_partitions", "move replicas (kafka-reassign-partitions.sh)"),
+    "log-dirs": ("log_dirs", "describe brokers' log directories (kafka-log-dirs.sh)"),
     "get-offsets": ("get_offsets", "print partitions' offsets (kafka-get-offsets.sh)"),
     "delete-records": ("delete_records", "delete old records (kafka-delete-records.sh)"),
 }

@@ -7,9 +7,9 @@ must print the same bytes per line; across brokers only what differs by construc
 masked (topic ids, ``host:port``), and each mask says so.
 
 Kafka's tool against Franz is the broker conformance check; ``franz <tool>`` against Kafka
-is the tool conformance check. ``kafka-log-dirs`` has no ``franz`` counterpart: Kafka's tool
-runs on both brokers. The perf tests' figures differ from run to run: only their lines'
-shape and the counts are compared.
+is the tool conformance check. The perf tests' figures differ from run to run: only their
+lines' shape and the counts are compared. ``kafka-reassign-partitions`` moves replicas, which
+needs several brokers: ``test_reassign_partitions.py`` runs it on a Kafka cluster.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ KAFKA_MAIN = {
     "leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
     "producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
-    # No ``franz log-dirs``: Kafka's tool runs on both brokers only.
     "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
 }
 TOOLS = ("kafka", "franz")
@@ -430,17 +429,27 @@ def test_delete_records(
 
 
 def test_log_dirs(brokers: dict[str, HasBootstrap], delete_topic: str) -> None:
-    """Kafka's LogDirsCommand (there is no ``franz log-dirs``) describes the same partitions,
-    sizes and lags on both brokers (log dir paths differ by construction: masked)."""
+    """Kafka's LogDirsCommand and ``franz log-dirs`` describe the same partitions, sizes and
+    lags on both brokers (log dir paths differ by construction: masked), and refuse an
+    unknown broker alike."""
     described = run(
         brokers, "log-dirs", "--bootstrap-server", "{bootstrap}", "--describe",
-        "--topic-list", delete_topic, tools=("kafka",),
+        "--topic-list", delete_topic,
     )  # fmt: skip
     assert_same(described, lambda line: re.sub(r'"logDir":"[^"]*"', '"logDir":"<dir>"', line))
     report = json.loads(described["kafka", "kafka"].stdout.splitlines()[-1])
     (log_dir,) = report["brokers"][0]["logDirs"]
     sizes = {p["partition"]: p["size"] for p in log_dir["partitions"]}
     assert sizes[f"{delete_topic}-1"] == 0 and sizes[f"{delete_topic}-0"] > 0
+    unknown = run(
+        brokers, "log-dirs", "--bootstrap-server", "{bootstrap}", "--describe",
+        "--broker-list", "0,5",
+    )  # fmt: skip
+    assert_same(unknown)
+    assert unknown["kafka", "kafka"].stderr == (
+        "ERROR: The given brokers do not exist from --broker-list: 5. Current existent "
+        "brokers: 0\n"
+    )
 
 
 def test_leader_election(

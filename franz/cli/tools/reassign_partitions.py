@@ -1,84 +1,151 @@
 """Move partition replicas between brokers (Kafka's ``kafka-reassign-partitions.sh``).
 
-    franz reassign-partitions --bootstrap-server HOST:PORT
+    franz reassign-partitions --bootstrap-server HOST:PORT [--command-config FILE] [--timeout MS]
         (--generate --topics-to-move-json-file FILE --broker-list 0,1 [--disable-rack-aware]
-         | --execute --reassignment-json-file FILE
-         | --verify --reassignment-json-file FILE [--preserve-throttles])
-        [--command-config FILE] [--timeout MS]
+         | --execute --reassignment-json-file FILE [--additional] [--throttle B/S]
+                     [--replica-alter-log-dirs-throttle B/S]
+         | --verify --reassignment-json-file FILE [--preserve-throttles]
+         | --cancel --reassignment-json-file FILE [--preserve-throttles]
+         | --list)
 
-``--generate`` reads ``{"topics": [{"topic": "t"}], "version": 1}`` and prints, as Kafka
-3.9's ``ReassignPartitionsCommand``, the current assignment of those topics and a proposed
-one over the brokers of ``--broker-list`` (Kafka's rack-unaware ``assignReplicasToBrokers``:
-a random start broker, replicas on the following brokers)::
+Kafka 3.9's ``ReassignPartitionsCommand``: the same flags, JSON, texts, orderings and exit
+codes. A plan (``--reassignment-json-file``) is what ``--generate`` proposes::
 
-    Current partition replica assignment
-    {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0],"log_dirs":["any"]}]}
+    {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,3],"log_dirs":["any","any"]}]}
 
-    Proposed partition reassignment configuration
-    {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0],"log_dirs":["any"]}]}
+* ``--generate`` prints the topics' current assignment and a proposed one over
+  ``--broker-list`` (Kafka's rack-unaware ``assignReplicasToBrokers``).
+* ``--execute`` refuses to start while any reassignment is ongoing unless ``--additional``
+  ("Cannot execute because there is an existing partition assignment. ..."), checks the
+  brokers ("Unknown broker id 5") and partitions ("Unable to find partition: t-9"), prints
+  "Current partition replica assignment" (save it for a rollback), sets the throttles when
+  asked, then starts the moves: "Successfully started partition reassignments for t-0,t-1".
+  ``--throttle`` sets ``leader/follower.replication.throttled.rate`` on every broker of a
+  move and ``leader/follower.replication.throttled.replicas`` ("partition:broker,...") on
+  its topics ("The inter-broker throttle limit was set to N B/s", after Kafka's warning to
+  run --verify). The brokers copy the data; the old replicas are deleted when the new ones
+  have caught up.
+* ``--verify`` prints each partition's state ("Reassignment of partition t-0 is still in
+  progress." / "is completed." / "There is no active reassignment of partition t-0, but
+  replica set is 1 rather than 2,3.") and, once no reassignment at all is ongoing, clears
+  the throttles of the plan's topics and of all brokers (unless ``--preserve-throttles``):
+  "Clearing broker-level throttles on brokers 1,2,3", "Clearing topic-level throttles on
+  topic t". Brokers the plan names that the cluster does not have are named there as by
+  Kafka but not cleared (a config change cannot reach them; Kafka's tool waits for them
+  until its timeout).
+* ``--cancel`` cancels the plan's ongoing reassignments ("Successfully cancelled partition
+  reassignment for: t-0"; the replicas go back to the original set) and clears the
+  throttles unless ``--preserve-throttles``. As Kafka 3.9, an ongoing reassignment that
+  only adds replicas (nothing to remove) is not cancelled ("None of the specified
+  partition reassignments are active.").
+* ``--list``: "Current partition reassignments:" then "t-0: replicas: 2,3,1. adding: 2,3.
+  removing: 1.", or "No partition reassignments found.".
 
-``--execute`` reads such a reassignment JSON, refuses a plan naming a broker the cluster
-does not have ("Unknown broker id 5") or a partition it does not have ("Unable to find
-partition: t-9"), prints the current assignment (to save for a rollback) and then starts
-the moves. A plan that changes nothing sends nothing and says so. Moving replicas needs
-Kafka's AlterPartitionReassignments API, which Franz's broker does not implement and this
-tool does not send: a plan that would move replicas is refused (exit 1) with the reason
-(on a single-broker cluster replicas have nowhere to go).
+Kafka's terse failures (an existing reassignment, a partition the controller refused:
+"Error reassigning partition(s):" then "t-0: <error>") are printed on stdout with exit 1,
+as Kafka; others are Franz's one-line error on stderr, exit 1.
 
-``--verify`` prints "Status of partition reassignment:" then, per partition, "Reassignment
-of partition t-0 is completed." or "There is no active reassignment of partition t-0, but
-replica set is 0 rather than 1.", then clears the replication throttles as Kafka does
-(unless ``--preserve-throttles``; only on live brokers, where Kafka also names the plan's
-absent ones): "Clearing broker-level throttles on broker 0" and
-"Clearing topic-level throttles on topic t", deleting ``leader.replication.throttled.rate``,
-``follower.replication.throttled.rate``, ``replica.alter.log.dirs.io.max.bytes.per.second``
-(brokers) and ``leader.replication.throttled.replicas``,
-``follower.replication.throttled.replicas`` (topics). Ongoing reassignments are not listed
-(ListPartitionReassignments is not available through librdkafka): every partition is
-reported from its current replicas.
+``log_dirs`` other than "any" move a replica to that log directory of its broker (Kafka's
+AlterReplicaLogDirs, retried until ``--timeout`` while the replica is still arriving):
+brokers that do not serve AlterReplicaLogDirs (API 34; Franz does not yet) get nothing and
+the plan is refused before anything changes. ``--verify`` reports those moves from
+DescribeLogDirs.
 
-Not supported: ``--cancel``, ``--list``, ``--additional``, throttles on ``--execute``, log
-directory moves (``log_dirs`` other than "any"), rack-aware assignment.
+The reassignment APIs (AlterPartitionReassignments 45, ListPartitionReassignments 46,
+KIP-455) are not in librdkafka: Franz sends them itself to the active controller
+(``franz.admin.cluster_wire``; PLAINTEXT only: ``--generate``, which needs none of them,
+also works over another ``security.protocol``). A controller that does not serve them is
+named in a one-line error before anything changes; ``--verify`` then reports every
+partition from its current replicas (with a warning on stderr). ``--timeout`` bounds the
+wait for the cluster and, as Kafka's, for log-dir moves to start. Not supported:
+rack-aware ``--generate``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import random
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
-from confluent_kafka.admin._resource import ResourceType
-
-from franz.admin.client import kafka_error_text, make_admin, tp_name, wait
+from franz.admin.client import make_admin, tp_name
+from franz.admin.cluster_wire import (
+    ALTER_REPLICA_LOG_DIRS,
+    LIST_PARTITION_REASSIGNMENTS,
+    ClusterClient,
+    NotServed,
+    cluster_client,
+)
+from franz.admin.java_order import collection_capacity, hash_order, int_hash, string_hash
+from franz.admin.java_order import topic_partition_hash as tp_hash
+from franz.admin.log_dir_moves import TerseTimeout, log_dir_moves, start_log_dir_moves
 from franz.admin.options import ToolError, add_connection_options
-from franz.admin.partition_admin import ClusterView, read_cluster
-
-__all__ = [
-    "add_arguments",
-    "assign_replicas_to_brokers",
-    "format_reassignment_json",
-    "parse_reassignment_json",
-    "parse_topics_json",
-    "run",
-    "status_lines",
-]
-
-ANY_LOG_DIR = "any"
-BROKER_THROTTLES = (
-    "leader.replication.throttled.rate",
-    "follower.replication.throttled.rate",
-    "replica.alter.log.dirs.io.max.bytes.per.second",
+from franz.admin.partition_admin import read_cluster
+from franz.admin.reassignment import (
+    Assignment,
+    Ongoing,
+    PartitionState,
+    Plan,
+    assign_replicas_to_brokers,
+    execute_checks,
+    follower_throttles,
+    format_reassignment_json,
+    leader_throttles,
+    log_dir_move_lines,
+    parse_broker_list,
+    parse_reassignment_json,
+    parse_topics_json,
+    partition_state_lines,
+    proposed_move_map,
+    reassigning_brokers,
+    reassignments_text,
+    sorted_names,
 )
-TOPIC_THROTTLES = (
-    "leader.replication.throttled.replicas",
-    "follower.replication.throttled.replicas",
+from franz.admin.throttles import (
+    clear_broker_throttles,
+    clear_topic_throttles,
+    set_broker_rates,
+    set_topic_throttles,
 )
 
-Assignment = dict[tuple[str, int], list[int]]
+__all__ = ["add_arguments", "run"]
+
+CLIENT_ID: Final = "reassign-partitions-tool"
+CANNOT_EXECUTE: Final = (
+    "Cannot execute because there is an existing partition assignment.  Use --additional to "
+    "override this and create a new partition assignment in addition to the existing one. "
+    "The --additional flag can also be used to change the throttle by resubmitting the "
+    "current reassignment."
+)
+RUN_VERIFY: Final = (
+    "Warning: You must run --verify periodically, until the reassignment completes, to "
+    "ensure the throttle is removed."
+)
+ACTIONS: Final = ("generate", "execute", "verify", "cancel", "list")
+#: Kafka's ``validateAndParseArgs``: the options each action takes besides the connection
+#: ones (``--timeout`` is also Franz's wait for the cluster, so every action takes it).
+REQUIRED: Final = {
+    "verify": ("reassignment_json_file",),
+    "generate": ("topics_to_move_json_file", "broker_list"),
+    "execute": ("reassignment_json_file",),
+    "cancel": ("reassignment_json_file",),
+    "list": (),
+}
+PERMITTED: Final = {
+    "verify": ("preserve_throttles",),
+    "generate": ("disable_rack_aware",),
+    "execute": ("additional", "throttle", "replica_alter_log_dirs_throttle"),
+    "cancel": ("preserve_throttles",),
+    "list": (),
+}
+OPTIONS: Final = (
+    "reassignment_json_file", "topics_to_move_json_file", "broker_list", "disable_rack_aware",
+    "preserve_throttles", "additional", "throttle", "replica_alter_log_dirs_throttle",
+)  # fmt: skip
+
+
+class Terse(ToolError):
+    """A failure Kafka reports with its message alone, on stdout (``TerseException``)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,6 +160,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action.add_argument(
         "--verify", action="store_true", help="report the status of --reassignment-json-file"
     )
+    action.add_argument("--cancel", action="store_true", help="cancel an active reassignment")
+    action.add_argument("--list", action="store_true", help="list all active reassignments")
     parser.add_argument(
         "--topics-to-move-json-file",
         metavar="FILE",
@@ -106,7 +175,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reassignment-json-file",
         metavar="FILE",
-        help="with --execute/--verify: the reassignment JSON, as --generate proposes it",
+        help="with --execute/--verify/--cancel: the reassignment JSON, as --generate proposes it",
     )
     parser.add_argument(
         "--disable-rack-aware",
@@ -116,223 +185,76 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preserve-throttles",
         action="store_true",
-        help="with --verify: do not clear the replication throttles",
+        help="with --verify/--cancel: do not clear the replication throttles",
+    )
+    parser.add_argument(
+        "--additional",
+        action="store_true",
+        help="with --execute: start this reassignment in addition to the ongoing ones (also "
+        "changes the throttle of a resubmitted one)",
+    )
+    parser.add_argument(
+        "--throttle",
+        type=int,
+        metavar="B/S",
+        help="with --execute: throttle moves between brokers to this many bytes/s",
+    )
+    parser.add_argument(
+        "--replica-alter-log-dirs-throttle",
+        type=int,
+        metavar="B/S",
+        help="with --execute: throttle moves between log dirs of a broker to this many bytes/s",
     )
 
 
-# -- JSON (pure) --------------------------------------------------------------------------------
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise ToolError("The input string is not a valid JSON") from None
-
-
-def _version(data: Any) -> None:
-    if not isinstance(data, dict):
-        raise ToolError("The input string is not a JSON object")
-    version = data.get("version", 1)
-    if version != 1:
-        raise ToolError(f"Not supported version field value {version}")
-
-
-def _get(entry: Any, name: str) -> Any:
-    if not isinstance(entry, dict) or name not in entry:
-        raise ToolError(f"No such field exists: `{name}` in {json.dumps(entry)}")
-    return entry[name]
-
-
-def _duplicates(items: list[Any]) -> list[Any]:
-    seen: set[Any] = set()
-    dups: list[Any] = []
-    for item in items:
-        if item in seen and item not in dups:
-            dups.append(item)
-        seen.add(item)
-    return dups
-
-
-def parse_topics_json(text: str) -> list[str]:
-    """``--topics-to-move-json-file``: the topics, duplicates refused (Kafka's messages)."""
-    data = _json(text)
-    _version(data)
-    topics = [str(_get(entry, "topic")) for entry in data.get("topics") or []]
-    dups = _duplicates(topics)
-    if dups:
-        raise ToolError(
-            f"List of topics to reassign contains duplicate entries: [{', '.join(dups)}]"
-        )
-    return topics
-
-
-def parse_broker_list(text: str) -> list[int]:
-    try:
-        brokers = [int(b) for b in text.split(",")]
-    except ValueError:
-        raise ToolError(f"--broker-list expects comma separated broker ids, got {text!r}") from None
-    dups = _duplicates(brokers)
-    if dups:
-        raise ToolError(f"Broker list contains duplicate entries: [{', '.join(map(str, dups))}]")
-    return brokers
-
-
-def parse_reassignment_json(text: str) -> Assignment:
-    """``--reassignment-json-file`` for --execute/--verify: {(topic, partition): replicas}."""
-    data = _json(text)
-    _version(data)
-    parts: list[tuple[tuple[str, int], list[int]]] = []
-    for entry in data.get("partitions") or []:
-        topic, partition = _get(entry, "topic"), _get(entry, "partition")
-        replicas = _get(entry, "replicas")
-        if not isinstance(replicas, list) or not all(isinstance(r, int) for r in replicas):
-            raise ToolError(f"replicas of {tp_name(topic, partition)} must be a list of ids")
-        log_dirs = entry.get("log_dirs", [ANY_LOG_DIR] * len(replicas))
-        if len(log_dirs) != len(replicas):
+def _check_options(args: argparse.Namespace) -> str:
+    """The action, after Kafka's checks of required and permitted options."""
+    action = next(a for a in ACTIONS if getattr(args, a))
+    for name in REQUIRED[action]:
+        if getattr(args, name) is None:
+            raise ToolError(f'Missing required argument "[{name.replace("_", "-")}]"')
+    for name in OPTIONS:
+        given = getattr(args, name) not in (None, False)
+        if given and name not in REQUIRED[action] and name not in PERMITTED[action]:
             raise ToolError(
-                f"Size of replicas list {replicas} is different from size of log dirs list "
-                f"{log_dirs} for partition {tp_name(topic, partition)}"
+                f'Option "[{name.replace("_", "-")}]" can\'t be used with action "[{action}]"'
             )
-        if any(d != ANY_LOG_DIR for d in log_dirs):
-            raise ToolError(
-                'log directory moves (log_dirs other than "any") are not supported by franz '
-                "reassign-partitions"
-            )
-        parts.append(((str(topic), int(partition)), list(replicas)))
-    return _checked(parts)
+    return action
 
 
-def _checked(parts: list[tuple[tuple[str, int], list[int]]]) -> Assignment:
-    if not parts:
-        raise ToolError("Partition reassignment list cannot be empty")
-    if any(not replicas for _, replicas in parts):
-        raise ToolError("Partition replica list cannot be empty")
-    dup_parts = _duplicates([key for key, _ in parts])
-    if dup_parts:
-        raise ToolError(
-            "Partition reassignment contains duplicate topic partitions: "
-            + ",".join(tp_name(*key) for key in dup_parts)
-        )
-    dup_replicas = [
-        f"{tp_name(*key)} contains multiple entries for {','.join(map(str, dups))}"
-        for key, replicas in parts
-        if (dups := _duplicates(replicas))
-    ]
-    if dup_replicas:
-        raise ToolError(
-            "Partition replica lists may not contain duplicate entries: " + ". ".join(dup_replicas)
-        )
-    return dict(parts)
-
-
-def format_reassignment_json(assignment: Assignment) -> str:
-    """Kafka's ``formatAsReassignmentJson``: partitions sorted by topic then partition."""
-    partitions = [
-        {
-            "topic": topic,
-            "partition": partition,
-            "replicas": assignment[(topic, partition)],
-            "log_dirs": [ANY_LOG_DIR] * len(assignment[(topic, partition)]),
-        }
-        for topic, partition in sorted(assignment)
-    ]
-    return json.dumps({"version": 1, "partitions": partitions}, separators=(",", ":"))
-
-
-def assign_replicas_to_brokers(
-    brokers: list[int],
-    partitions: int,
-    replication_factor: int,
-    rng: random.Random | None = None,
-) -> dict[int, list[int]]:
-    """Kafka's rack-unaware ``AdminUtils.assignReplicasToBrokers``: partition p's first
-    replica is broker ``(p + start) % n``, the others follow with a shift that grows every
-    ``n`` partitions; ``start`` and the first shift are random."""
-    if partitions <= 0:
-        raise ToolError("Number of partitions must be larger than 0.")
-    if replication_factor <= 0:
-        raise ToolError("Replication factor must be larger than 0.")
-    if replication_factor > len(brokers):
-        raise ToolError(
-            f"Replication factor: {replication_factor} larger than available brokers: "
-            f"{len(brokers)}."
-        )
-    rng = rng or random.Random()
-    ids = sorted(brokers)
-    n = len(ids)
-    start = rng.randrange(n)
-    shift = rng.randrange(n)
-    out: dict[int, list[int]] = {}
-    for p in range(partitions):
-        if p > 0 and p % n == 0:
-            shift += 1
-        first = (p + start) % n
-        replicas = [ids[first]]
-        for j in range(replication_factor - 1):
-            offset = 1 + (shift + j) % (n - 1)
-            replicas.append(ids[(first + offset) % n])
-        out[p] = replicas
-    return out
-
-
-def status_lines(targets: Assignment, current: Assignment) -> list[str]:
-    """Kafka's ``partitionReassignmentStatesToString`` for partitions with no active
-    reassignment (a missing partition has the empty replica set)."""
-    lines = ["Status of partition reassignment:"]
-    for key in sorted(targets):
-        now, target = current.get(key, []), targets[key]
-        if now == target:
-            lines.append(f"Reassignment of partition {tp_name(*key)} is completed.")
-        else:
-            lines.append(
-                f"There is no active reassignment of partition {tp_name(*key)}, but replica "
-                f"set is {','.join(map(str, now))} rather than {','.join(map(str, target))}."
-            )
-    return lines
-
-
-# -- cluster -------------------------------------------------------------------------------------
-
-
-def _read_file(path: str | None, flag: str) -> str:
-    if path is None:
-        raise ToolError(f"{flag} is required with this action")
+def _read_file(path: str) -> str:
     try:
         return Path(path).read_text()
     except OSError as exc:
-        raise ToolError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
+        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _broker_ids(admin: Any, args: argparse.Namespace) -> frozenset[int]:
-    """DescribeCluster's nodes (Kafka's ``describeCluster().nodes()``)."""
-    result = wait(admin.describe_cluster(request_timeout=args.timeout_ms / 1000), args)
-    return frozenset(node.id for node in result.nodes)
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
-def _current(cluster: ClusterView, keys: list[tuple[str, int]]) -> Assignment:
-    return {
-        (t, p): list(cluster.partitions[t][p].replicas)
-        for t, p in keys
-        if t in cluster.partitions and p in cluster.partitions[t]
-    }
+def _needs(exc: NotServed, what: str) -> ToolError:
+    return ToolError(
+        f"{what} needs {exc.api_name} (API {exc.api_key}), which {exc.where} does not serve "
+        "(nothing was changed)"
+    )
+
+
+# -- --generate -----------------------------------------------------------------------------------
 
 
 def generate(admin: Any, args: argparse.Namespace) -> int:
-    if args.topics_to_move_json_file is None or args.broker_list is None:
-        raise ToolError("--generate needs --topics-to-move-json-file and --broker-list")
+    """librdkafka only (Metadata): works over any ``security.protocol``."""
     brokers = parse_broker_list(args.broker_list)
-    topics = parse_topics_json(
-        _read_file(args.topics_to_move_json_file, "--topics-to-move-json-file")
-    )
+    topics = parse_topics_json(_read_file(args.topics_to_move_json_file))
     cluster = read_cluster(admin, args)
-    for topic in topics:
+    for topic in hash_order(dict.fromkeys(topics), string_hash):
         if topic not in cluster.partitions:
             raise ToolError(f"Topic {topic} not found.")
     current = {
         (t, p): list(view.replicas) for t in topics for p, view in cluster.partitions[t].items()
     }
-    alive = sorted(set(brokers) & _broker_ids(admin, args))
+    alive = sorted(set(brokers) & cluster.brokers)
     proposed: Assignment = {}
     for topic in sorted(set(topics)):
         parts = cluster.partitions[topic]
@@ -344,101 +266,230 @@ def generate(admin: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def execute(admin: Any, args: argparse.Namespace) -> int:
-    plan = parse_reassignment_json(
-        _read_file(args.reassignment_json_file, "--reassignment-json-file")
-    )
-    brokers = _broker_ids(admin, args)
-    named = sorted({b for replicas in plan.values() for b in replicas})
-    unknown = [b for b in named if b not in brokers]
+# -- --execute ------------------------------------------------------------------------------------
+
+
+def _current_replicas(
+    admin: Any, args: argparse.Namespace, keys: list[tuple[str, int]]
+) -> Assignment:
+    """Kafka's ``getReplicaAssignmentForPartitions`` (an unknown topic or partition fails)."""
+    cluster = read_cluster(admin, args)
+    for topic in hash_order(dict.fromkeys(t for t, _ in keys), string_hash):
+        if topic not in cluster.partitions:
+            raise ToolError(f"Topic {topic} not found.")
+    current = {
+        (t, p): list(cluster.partitions[t][p].replicas)
+        for t, p in keys
+        if p in cluster.partitions[t]
+    }
+    in_map_order = hash_order(keys, tp_hash)
+    missing = [
+        key
+        for key in hash_order(
+            in_map_order, tp_hash, initial_capacity=collection_capacity(len(keys))
+        )
+        if key not in current
+    ]
+    if missing:
+        raise ToolError(f"Unable to find partition: {', '.join(tp_name(*k) for k in missing)}")
+    return current
+
+
+def _check_log_dir_moves(client: ClusterClient, plan: Plan) -> None:
+    """Refuse, before anything changes, log-dir moves on a live broker that does not serve
+    AlterReplicaLogDirs (Kafka's tool would start the reassignments, then fail)."""
+    if not plan.log_dirs:
+        return
+    live = client.nodes().brokers
+    for broker in sorted({b for _, _, b in plan.log_dirs}):
+        if broker in live and not client.serves(broker, ALTER_REPLICA_LOG_DIRS):
+            moves = ", ".join(
+                f"{t}-{p} to {d}" for (t, p, b), d in sorted(plan.log_dirs.items()) if b == broker
+            )
+            raise ToolError(
+                f'moving replicas between log directories (log_dirs other than "any": {moves} '
+                f"on broker {broker}) needs AlterReplicaLogDirs (API 34), which broker "
+                f'{broker} does not serve; use "any" (nothing was changed)'
+            )
+
+
+def execute(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int:
+    plan = parse_reassignment_json(_read_file(args.reassignment_json_file))
+    proposed = execute_checks(plan)
+    _check_log_dir_moves(client, plan)
+    try:
+        ongoing = client.list_reassignments()
+    except NotServed as exc:
+        raise _needs(exc, "moving replicas") from None
+    if not args.additional and ongoing:
+        raise Terse(CANNOT_EXECUTE)
+    live = set(client.nodes().brokers)
+    named = [b for key in hash_order(proposed, tp_hash) for b in proposed[key]]
+    unknown = [b for b in hash_order(dict.fromkeys(named), int_hash) if b not in live]
     if unknown:
         raise ToolError(f"Unknown broker id {unknown[0]}")
-    cluster = read_cluster(admin, args)
-    current = _current(cluster, list(plan))
-    missing = [tp_name(*key) for key in plan if key not in current]
-    if missing:
-        raise ToolError(f"Unable to find partition: {', '.join(missing)}")
+    current = _current_replicas(admin, args, list(proposed))
     print("Current partition replica assignment\n")
     print(format_reassignment_json(current))
     print("\nSave this to use as the --reassignment-json-file option during rollback")
-    moving = sorted(key for key in plan if plan[key] != current[key])
-    if not moving:
-        names = ",".join(tp_name(*key) for key in sorted(plan))
-        print(f"No partition reassignment needed: the replicas of {names} are already as planned.")
-        return 0
-    names = ",".join(tp_name(*key) for key in moving)
-    if len(brokers) == 1:
-        raise ToolError(
-            f"the cluster has a single broker ({min(brokers)}): the replicas of {names} "
-            "cannot move (nothing was changed)"
+    throttle = -1 if args.throttle is None else args.throttle
+    log_dir_throttle = (
+        -1 if args.replica_alter_log_dirs_throttle is None else args.replica_alter_log_dirs_throttle
+    )
+    if throttle >= 0 or log_dir_throttle >= 0:
+        print(RUN_VERIFY)
+        if throttle >= 0:
+            move_map = proposed_move_map(ongoing, proposed, current)
+            set_topic_throttles(
+                admin, args, leader_throttles(move_map), follower_throttles(move_map)
+            )
+            set_broker_rates(admin, args, reassigning_brokers(move_map), throttle, log_dirs=False)
+            print(f"The inter-broker throttle limit was set to {throttle} B/s")
+        if log_dir_throttle >= 0:
+            brokers = sorted({b for _, _, b in plan.log_dirs})
+            set_broker_rates(admin, args, brokers, log_dir_throttle, log_dirs=True)
+            print(f"The replica-alter-dir throttle limit was set to {log_dir_throttle} B/s")
+    sys.stdout.flush()
+    errors = client.alter_reassignments(dict(proposed))
+    if errors:
+        raise Terse(
+            "Error reassigning partition(s):\n"
+            + "\n".join(f"{tp_name(*key)}: {errors[key].text}" for key in sorted(errors))
         )
-    raise ToolError(
-        f"moving the replicas of {names} needs AlterPartitionReassignments, which franz "
-        "reassign-partitions does not send (nothing was changed)"
-    )
-
-
-def verify(admin: Any, args: argparse.Namespace) -> int:
-    plan = parse_reassignment_json(
-        _read_file(args.reassignment_json_file, "--reassignment-json-file")
-    )
-    cluster = read_cluster(admin, args)
-    for line in status_lines(plan, _current(cluster, list(plan))):
-        print(line)
-    print()  # Kafka prints the (here empty) log-dir move states
-    if args.preserve_throttles:
-        return 0
-    # Kafka also names the plan's brokers that the cluster does not have; a config change
-    # cannot be addressed to those, so only live brokers are named and cleared here.
-    brokers = set(_broker_ids(admin, args))
-    topics = sorted({topic for topic, _ in plan})
-    ids = sorted(brokers)
     print(
-        f"Clearing broker-level throttles on broker{'' if len(ids) == 1 else 's'} "
-        + ",".join(map(str, ids))
+        f"Successfully started partition reassignment{_plural(len(proposed))} for "
+        f"{sorted_names(proposed)}"
     )
-    for broker in ids:  # librdkafka allows one BROKER resource per call
-        _delete_configs(admin, args, ResourceType.BROKER, [str(broker)], BROKER_THROTTLES)
-    print(
-        f"Clearing topic-level throttles on topic{'' if len(topics) == 1 else 's'} "
-        + ",".join(topics)
-    )
-    _delete_configs(admin, args, ResourceType.TOPIC, topics, TOPIC_THROTTLES)
+    if plan.log_dirs:
+        start_log_dir_moves(client, plan.log_dirs, args.timeout_ms, print)
     return 0
 
 
-def _delete_configs(
-    admin: Any,
-    args: argparse.Namespace,
-    kind: ResourceType,
-    names: list[str],
-    keys: tuple[str, ...],
+# -- --verify and --cancel ------------------------------------------------------------------------
+
+
+def _states(
+    admin: Any, args: argparse.Namespace, plan: Plan, ongoing: dict[tuple[str, int], Ongoing]
+) -> dict[tuple[str, int], PartitionState]:
+    """Kafka's ``findPartitionReassignmentStates``: an ongoing reassignment's full replica
+    set, else the current replicas (none for an unknown topic or partition)."""
+    targets = plan.targets()
+    cluster = None if all(key in ongoing for key in targets) else read_cluster(admin, args)
+    states = {}
+    for key, target in targets.items():
+        if key in ongoing:
+            states[key] = PartitionState(list(ongoing[key].replicas), target, done=False)
+            continue
+        assert cluster is not None
+        view = cluster.partitions.get(key[0], {}).get(key[1])
+        states[key] = PartitionState(list(view.replicas) if view else [], target, done=True)
+    return states
+
+
+def _clear_all_throttles(
+    admin: Any, client: ClusterClient, args: argparse.Namespace, plan: Plan
 ) -> None:
-    resources = [
-        ConfigResource(
-            kind,
-            name,
-            incremental_configs=[
-                ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE)
-                for key in keys
-            ],
+    """Kafka's ``clearAllThrottles``: every broker (the cluster's, then the plan's) and every
+    topic of the plan, named in ``HashSet`` order."""
+    live = list(client.nodes().brokers)
+    named = hash_order(dict.fromkeys([*live, *(b for _, rs in plan.parts for b in rs)]), int_hash)
+    alive = set(live)
+    brokers = ",".join(map(str, named))
+    print(f"Clearing broker-level throttles on broker{_plural(len(named))} {brokers}")
+    sys.stdout.flush()
+    clear_broker_throttles(admin, args, [b for b in named if b in alive])
+    topics = hash_order(dict.fromkeys(t for (t, _), _ in plan.parts), string_hash)
+    print(f"Clearing topic-level throttles on topic{_plural(len(topics))} {','.join(topics)}")
+    sys.stdout.flush()
+    clear_topic_throttles(admin, args, topics)
+
+
+def verify(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int:
+    plan = parse_reassignment_json(_read_file(args.reassignment_json_file))
+    try:
+        ongoing = client.list_reassignments()
+    except NotServed as exc:
+        if exc.api_key != LIST_PARTITION_REASSIGNMENTS:
+            raise
+        print(
+            f"franz reassign-partitions: warning: {exc}, so no reassignment can be ongoing: "
+            "every partition is reported from its current replicas",
+            file=sys.stderr,
         )
-        for name in names
-    ]
-    futures = admin.incremental_alter_configs(resources, request_timeout=args.timeout_ms / 1000)
-    for resource, future in futures.items():
+        ongoing = {}
+    print("\n".join(partition_state_lines(_states(admin, args, plan, ongoing))))
+    moves = log_dir_moves(client, plan.log_dirs) if plan.log_dirs else {}
+    print("\n".join(log_dir_move_lines(moves)))
+    if not ongoing and all(m.done for m in moves.values()) and not args.preserve_throttles:
+        _clear_all_throttles(admin, client, args, plan)
+    return 0
+
+
+def cancel(admin: Any, client: ClusterClient, args: argparse.Namespace) -> int:
+    plan = parse_reassignment_json(_read_file(args.reassignment_json_file))
+    keys = list(plan.targets())
+    try:
+        listed = client.list_reassignments(keys)
+    except NotServed as exc:
+        raise _needs(exc, "cancelling reassignments") from None
+    # Kafka 3.9 cancels a reassignment that removes replicas or adds none.
+    active = [k for k, r in listed.items() if not r.adding or r.removing]
+    if active:
         try:
-            wait(future, args)
-        except KafkaException as exc:
-            raise ToolError(
-                f"clearing the throttles of {resource.name} failed: {kafka_error_text(exc)}"
-            ) from None
+            errors = client.alter_reassignments(dict.fromkeys(active))
+        except NotServed as exc:
+            raise _needs(exc, "cancelling reassignments") from None
+        if errors:
+            raise Terse(
+                f"Error cancelling partition reassignment{_plural(len(errors))} for:\n"
+                + "\n".join(f"{tp_name(*key)}: {errors[key].text}" for key in sorted(errors))
+            )
+        print(
+            f"Successfully cancelled partition reassignment{_plural(len(active))} for: "
+            f"{sorted_names(active)}"
+        )
+    else:
+        print("None of the specified partition reassignments are active.")
+    moving = {
+        replica: state.current_dir
+        for replica, state in (
+            log_dir_moves(client, plan.log_dirs) if plan.log_dirs else {}
+        ).items()
+        if state.kind == "active" and state.current_dir is not None
+    }
+    if moving:
+        start_log_dir_moves(client, moving, args.timeout_ms, print)
+    else:
+        print("None of the specified partition moves are active.", end="")  # sic: no newline
+    sys.stdout.flush()
+    if not args.preserve_throttles:
+        _clear_all_throttles(admin, client, args, plan)
+    return 0
+
+
+def list_reassignments(client: ClusterClient) -> int:
+    try:
+        ongoing = client.list_reassignments()
+    except NotServed as exc:
+        raise _needs(exc, "listing reassignments") from None
+    print(reassignments_text(ongoing))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    admin = make_admin(args, {"client.id": "reassign-partitions-tool"})
-    if args.generate:
+    action = _check_options(args)
+    admin = make_admin(args, {"client.id": CLIENT_ID})
+    if action == "generate":
         return generate(admin, args)
-    if args.execute:
-        return execute(admin, args)
-    return verify(admin, args)
+    client = cluster_client(args, CLIENT_ID)
+    try:
+        if action == "execute":
+            return execute(admin, client, args)
+        if action == "verify":
+            return verify(admin, client, args)
+        if action == "cancel":
+            return cancel(admin, client, args)
+        return list_reassignments(client)
+    except (Terse, TerseTimeout) as exc:
+        print(exc)
+        return 1
