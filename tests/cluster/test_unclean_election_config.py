@@ -80,6 +80,8 @@ def offline_on(cluster: Cluster, broker_id: int, topic: str) -> bool:
     """Broker ``broker_id``'s Metadata: ``topic``'s partition has no leader."""
     with WireClient.connect(cluster.brokers[broker_id].bootstrap) as client:
         [entry] = metadata(client, [topic]).topics
+    if not entry.partitions:
+        return False  # a broker just restarted may not have the topic's metadata yet
     partition = entry.partitions[0]
     return partition.leader_id == -1 and partition.error_code == ErrorCode.LEADER_NOT_AVAILABLE
 

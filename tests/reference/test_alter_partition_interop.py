@@ -79,27 +79,30 @@ def test_kafka_leader_shrinks_its_isr_through_the_franz_controller(mixed: Mixed)
     created, created_version = state(cluster)
     assert (created["leader"], created["isr"]) == (KAFKA_ID, [KAFKA_ID, follower])
     pid = cluster.brokers[follower].pid
+    # The follower stays stopped until every check is done: once it runs again it catches up
+    # and Kafka adds it back to the ISR within milliseconds (then ISR [2] is gone).
     os.kill(pid, signal.SIGSTOP)
     try:
         eventually(lambda: state(cluster)[0]["isr"] == [KAFKA_ID], 60, "Kafka shrank the ISR")
+        shrunk, version = state(cluster)
+        assert version == created_version + 1
+        assert (shrunk["leader"], shrunk["leader_epoch"]) == (KAFKA_ID, created["leader_epoch"])
+        # Kafka took the Franz controller's answer (the new partition epoch is the zk version).
+        eventually(
+            lambda: f"ISR updated to {KAFKA_ID}  and version updated to {version}"
+            in kafka.output(),
+            30,
+            "Kafka's Partition applied the answer",
+        )
+        # The UpdateMetadata that followed reached the Franz controller and Kafka.
+        for bootstrap in (cluster.brokers[mixed.controller].bootstrap, kafka.bootstrap):
+            eventually(
+                lambda b=bootstrap: isr_in_metadata(b) == [KAFKA_ID],
+                30,
+                f"{bootstrap}'s Metadata shows ISR [2]",
+            )
     finally:
         os.kill(pid, signal.SIGCONT)
-    shrunk, version = state(cluster)
-    assert version == created_version + 1
-    assert (shrunk["leader"], shrunk["leader_epoch"]) == (KAFKA_ID, created["leader_epoch"])
-    # Kafka took the Franz controller's answer (the new partition epoch is the zk version).
-    eventually(
-        lambda: f"ISR updated to {KAFKA_ID}  and version updated to {version}" in kafka.output(),
-        30,
-        "Kafka's Partition applied the answer",
-    )
-    # The UpdateMetadata that followed reached the Franz controller and Kafka.
-    for bootstrap in (cluster.brokers[mixed.controller].bootstrap, kafka.bootstrap):
-        eventually(
-            lambda b=bootstrap: isr_in_metadata(b) == [KAFKA_ID],
-            30,
-            f"{bootstrap}'s Metadata shows ISR [2]",
-        )
 
 
 def isr_in_metadata(bootstrap: str) -> list[int]:
