@@ -33,11 +33,15 @@ the stream: the bug this found, see ``ReplicaManager.maybe_shrink_isrs``). Then:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import itertools
+import os
 import re
 import subprocess
 import threading
 import time
+import types
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -80,6 +84,26 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning",
     "ignore:unclosed <socket.socket:ResourceWarning",
 )
+
+
+@pytest.fixture(autouse=True)
+def _release_leaked_sockets() -> Iterator[None]:
+    """Release the clients' leaked sockets while this module's filter applies. kafka-python
+    3 keeps the exception of a connection refused by a stopped broker (with its traceback)
+    after the client is closed, and the traceback's ``kafka.net.inet`` frames hold the
+    refused socket: left alone, it warns at the session's end (pytest's unraisable check)
+    or in whichever test the collector happens to run in (one failed so in CI). Clearing
+    those finished frames frees their sockets here."""
+    yield
+    inet = os.path.join("kafka", "net", "inet.py")
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FrameType) and obj.f_code.co_filename.endswith(inet):
+            with contextlib.suppress(RuntimeError):  # a frame still running is left alone
+                obj.clear()
+    for _ in range(5):  # as pytest's own collect_unraisable: cycles may need a few passes
+        gc.collect()
+
+
 OFFSETS_TOPIC = "__consumer_offsets"
 #: ``offsets.topic.num.partitions`` of ``tests/support/cluster.py``'s brokers.
 OFFSETS_PARTITIONS = 3
