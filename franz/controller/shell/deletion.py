@@ -56,13 +56,15 @@ class TopicDeletionManager:
     async def init(self, queued: set[str]) -> None:
         """On failover (``initializeControllerContext`` + ``TopicDeletionManager.init``):
         queue the marked topics that exist, drop markers of topics that do not; topics with
-        a replica on a dead broker are ineligible."""
+        a replica on a dead broker or a partition being reassigned are ineligible
+        (``fetchTopicDeletionsInProgress``)."""
         ctx = self.controller.ctx
         await self._delete_markers(queued - ctx.all_topics)
         queued &= ctx.all_topics
         ctx.queue_topic_deletion(queued)
+        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
         for topic in queued:
-            if any(
+            if topic in reassigning or any(
                 not ctx.is_replica_online(r.replica, r.topic_partition)
                 for r in ctx.replicas_for_topic(topic)
             ):

@@ -1,0 +1,112 @@
+"""Partition reassignment (issue 18, item 1: Kafka 3.9's KIP-455 in ZooKeeper mode) with
+broker processes, a real ZooKeeper and confluent-kafka producing at acks=all meanwhile.
+
+The module's cluster (brokers 1-3) fetches as followers at most ``FETCH_BYTES`` per
+partition (``replica.fetch.max.bytes``) and producers write small batches, so that a
+replica being added takes a few seconds to catch up: long enough to list, cancel or delete
+mid-move.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
+pytest.importorskip("confluent_kafka")
+
+from franz.protocol.api_keys import ApiKey
+from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.reassignment import (
+    Traffic,
+    alter_reassignments,
+    create_topic,
+    dirs_of,
+    list_reassignments,
+    log_bytes,
+    read_all,
+    topic_znode,
+    wait_until_reassigned,
+)
+from tests.support.wire import WireClient, request_at
+from tests.support.zookeeper import ZooKeeperServer
+
+#: ``replica.fetch.max.bytes``: one small batch per partition per follower fetch.
+FETCH_BYTES = 4096
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    base = Path(tmp_path_factory.mktemp("reassignment"))
+    props = {"replica.fetch.max.bytes": str(FETCH_BYTES)}
+    with start_cluster(new_chroot(zookeeper_server.connect_string), base, extra_props=props) as c:
+        yield c
+
+
+def test_move_from_1_2_to_2_3_under_acks_all(cluster: Cluster) -> None:
+    """Issue 18's acceptance, at a CI size: six RF=2 partitions move from brokers {1,2} to
+    {2,3} while an idempotent acks=all producer keeps writing; the move completes, every
+    acknowledged record is on both new replicas (byte-identical logs), broker 1's replica
+    directories are gone, and the producer saw no error."""
+    topic = "move"
+    before = {p: [1, 2] if p % 2 == 0 else [2, 1] for p in range(6)}
+    after = {p: [2, 3] if p % 2 == 0 else [3, 2] for p in range(6)}
+    create_topic(cluster, topic, before)
+    traffic = Traffic(cluster.bootstrap(), topic, 6, value_size=1000)
+    try:
+        traffic.wait_acked(12_000, 120)  # 12 MB before the move starts
+        answers = alter_reassignments(cluster, {(topic, p): r for p, r in after.items()})
+        assert answers == {(topic, p): (0, None) for p in range(6)}
+        moving = list_reassignments(cluster)
+        assert moving, "nothing listed as moving right after the request"
+        for (t, p), (replicas, adding, removing) in moving.items():
+            assert t == topic
+            assert replicas == [*after[p], 1]  # RS = TRS + ORS
+            assert (adding, removing) == ([3], [1])
+        assert topic_znode(cluster, topic)["adding_replicas"]  # recorded for a failover
+        wait_until_reassigned(cluster, topic, 180)
+        time.sleep(1.0)  # a little more traffic on the new replicas
+    finally:
+        unreported = traffic.stop()
+    assert unreported == 0
+    assert traffic.delivery_errors == []
+    znode = topic_znode(cluster, topic)
+    assert znode["partitions"] == {str(p): r for p, r in after.items()}
+    assert (znode["adding_replicas"], znode["removing_replicas"]) == ({}, {})
+    for p in range(6):
+        state = cluster.json(f"/brokers/topics/{topic}/partitions/{p}/state")
+        assert sorted(state["isr"]) == [2, 3] and state["leader"] in (2, 3), state
+    eventually(lambda: dirs_of(cluster, 1, topic) == [], 30, "broker 1's replicas deleted")
+    for p in range(6):
+        records = read_all(cluster.bootstrap(), topic, p)
+        for offset, value in traffic.acked[p].items():
+            assert records.get(offset) == value, f"{topic}-{p}@{offset} lost"
+        eventually(
+            lambda p=p: log_bytes(cluster, 2, topic, p) == log_bytes(cluster, 3, topic, p),
+            60,
+            f"{topic}-{p}: the two new replicas hold the same bytes",
+        )
+    assert sum(len(v) for v in traffic.acked.values()) >= 12_000
+
+
+def test_requests_to_another_broker_are_not_controller(cluster: Cluster) -> None:
+    """Only the active controller answers (Kafka's ZooKeeper mode); the others say
+    NOT_CONTROLLER, with Kafka's message, at top level."""
+    controller = cluster.controller_id()
+    other = next(b for i, b in cluster.brokers.items() if i != controller)
+    with WireClient.connect(other.bootstrap) as client:
+        alter = request_at(
+            client,
+            ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+            0,
+            {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "replicas": [1]}]}]},
+        )
+        listed = request_at(client, ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, {"topics": None})
+    for response in (alter, listed):
+        assert int(response.error_code) == 41
+        assert response.error_message == "This is not the correct controller for this cluster."
