@@ -110,3 +110,40 @@ def test_requests_to_another_broker_are_not_controller(cluster: Cluster) -> None
     for response in (alter, listed):
         assert int(response.error_code) == 41
         assert response.error_message == "This is not the correct controller for this cluster."
+
+
+def test_cancel_mid_move_reverts_to_the_original_replicas(cluster: Cluster) -> None:
+    """A null target cancels (KIP-455): the partition goes back to its original replicas
+    at once, the added replica is stopped and its directory deleted, nothing is lost."""
+    topic = "cancel"
+    create_topic(cluster, topic, {0: [1, 2]})
+    traffic = Traffic(cluster.bootstrap(), topic, 1, value_size=1000)
+    try:
+        traffic.wait_acked(15_000, 120)
+        assert alter_reassignments(cluster, {(topic, 0): [2, 3]}) == {(topic, 0): (0, None)}
+        started = time.monotonic()
+        assert list_reassignments(cluster) == {(topic, 0): ([2, 3, 1], [3], [1])}
+        assert alter_reassignments(cluster, {(topic, 0): None}) == {(topic, 0): (0, None)}
+        print(f"cancelled {time.monotonic() - started:.2f} s into the move")
+        assert list_reassignments(cluster) == {}
+        # Nothing left to cancel.
+        assert alter_reassignments(cluster, {(topic, 0): None}) == {
+            (topic, 0): (85, "No partition reassignment is in progress.")
+        }
+        time.sleep(1.0)
+    finally:
+        unreported = traffic.stop()
+    assert unreported == 0
+    assert traffic.delivery_errors == []
+    znode = topic_znode(cluster, topic)
+    assert sorted(znode["partitions"]["0"]) == [1, 2]  # the origin; its order may change
+    assert (znode["adding_replicas"], znode["removing_replicas"]) == ({}, {})
+    eventually(lambda: dirs_of(cluster, 3, topic) == [], 30, "broker 3's added replica deleted")
+    records = read_all(cluster.bootstrap(), topic, 0)
+    for offset, value in traffic.acked[0].items():
+        assert records.get(offset) == value, f"{topic}-0@{offset} lost"
+    eventually(
+        lambda: log_bytes(cluster, 1, topic, 0) == log_bytes(cluster, 2, topic, 0),
+        60,
+        "the original replicas hold the same bytes",
+    )
