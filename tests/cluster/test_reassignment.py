@@ -9,6 +9,7 @@ mid-move.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e 
 pytest.importorskip("confluent_kafka")
 
 from franz.protocol.api_keys import ApiKey
-from tests.support.cluster import Cluster, eventually, new_chroot, start_cluster
+from tests.support.cluster import Cluster, eventually, new_chroot, produce_all, start_cluster
 from tests.support.reassignment import (
     Traffic,
     alter_reassignments,
@@ -147,3 +148,33 @@ def test_cancel_mid_move_reverts_to_the_original_replicas(cluster: Cluster) -> N
         60,
         "the original replicas hold the same bytes",
     )
+
+
+def test_legacy_znode_moves_partitions_and_is_deleted_when_done(cluster: Cluster) -> None:
+    """``/admin/reassign_partitions`` (``kafka-reassign-partitions --zookeeper``): the
+    controller starts the moves it names, removes each partition as it completes and deletes
+    the znode when none is left; a partition that cannot start (an unknown topic) is removed
+    at once. A second znode, created after the first was deleted, is acted on too."""
+    topic = "legacy"
+    create_topic(cluster, topic, {0: [1, 2], 1: [2, 1]})
+    produce_all(cluster.bootstrap(), [(topic, p, b"x" * 100) for p in (0, 1) for _ in range(100)])
+    path = "/admin/reassign_partitions"
+    moves = [
+        {"topic": topic, "partition": 0, "replicas": [2, 3]},
+        {"topic": topic, "partition": 1, "replicas": [3, 2]},
+        {"topic": "no-such-topic", "partition": 0, "replicas": [1]},
+    ]
+    cluster.kazoo.create(path, json.dumps({"version": 1, "partitions": moves}).encode())
+    eventually(lambda: cluster.kazoo.exists(path) is None, 60, "the znode is deleted")
+    wait_until_reassigned(cluster, topic, 60)
+    assert topic_znode(cluster, topic)["partitions"] == {"0": [2, 3], "1": [3, 2]}
+    eventually(lambda: dirs_of(cluster, 1, topic) == [], 30, "broker 1's replicas deleted")
+
+    back = [{"topic": topic, "partition": 0, "replicas": [1, 2]}]
+    cluster.kazoo.create(path, json.dumps({"version": 1, "partitions": back}).encode())
+    eventually(lambda: cluster.kazoo.exists(path) is None, 60, "the second znode is deleted")
+    wait_until_reassigned(cluster, topic, 60)
+    assert topic_znode(cluster, topic)["partitions"]["0"] == [1, 2]
+    eventually(lambda: dirs_of(cluster, 3, topic) == [f"{topic}-1"], 30, "3 keeps only p1")
+    records = read_all(cluster.bootstrap(), topic, 0)
+    assert len(records) == 100
