@@ -10,6 +10,8 @@ mid-move.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e 
 pytest.importorskip("confluent_kafka")
 
 from franz.protocol.api_keys import ApiKey
+from tests.support import metrics
 from tests.support.cluster import Cluster, eventually, new_chroot, produce_all, start_cluster
 from tests.support.reassignment import (
     Traffic,
@@ -44,7 +47,7 @@ def cluster(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     base = Path(tmp_path_factory.mktemp("reassignment"))
-    props = {"replica.fetch.max.bytes": str(FETCH_BYTES)}
+    props = {"replica.fetch.max.bytes": str(FETCH_BYTES), "metrics.listener": "127.0.0.1:0"}
     with start_cluster(new_chroot(zookeeper_server.connect_string), base, extra_props=props) as c:
         yield c
 
@@ -178,3 +181,52 @@ def test_legacy_znode_moves_partitions_and_is_deleted_when_done(cluster: Cluster
     eventually(lambda: dirs_of(cluster, 3, topic) == [f"{topic}-1"], 30, "3 keeps only p1")
     records = read_all(cluster.bootstrap(), topic, 0)
     assert len(records) == 100
+
+
+def test_topic_deleted_mid_move_goes_once_the_move_completes(cluster: Cluster) -> None:
+    """A topic marked for deletion while one of its partitions moves stays until the move
+    completes (Kafka: ineligible for deletion during a reassignment), then is deleted
+    everywhere; meanwhile its partitions cannot be reassigned (nor the move cancelled).
+    The broker receiving the new replica is SIGSTOPped meanwhile (less than its session
+    timeout), so that the move cannot complete before the checks."""
+    topic = "doomed"
+    controller = cluster.controller_id()
+    assert controller is not None
+    # The replica moves from the controller to the broker that will be stopped.
+    x, y = sorted(b for b in cluster.brokers if b != controller)
+    create_topic(cluster, topic, {0: [controller, x]})
+    produce_all(cluster.bootstrap(), [(topic, 0, b"y" * 1000) for _ in range(2000)])
+    assert alter_reassignments(cluster, {(topic, 0): [x, y]}) == {(topic, 0): (0, None)}
+    stopped = cluster.brokers[y]
+    os.kill(stopped.pid, signal.SIGSTOP)
+    try:
+        cluster.kazoo.create(f"/admin/delete_topics/{topic}", makepath=True)
+        time.sleep(1.0)  # the controller queues the deletion; the move cannot complete
+        assert cluster.kazoo.exists(f"/brokers/topics/{topic}") is not None
+        assert list_reassignments(cluster) == {(topic, 0): ([x, y, controller], [y], [controller])}
+        assert alter_reassignments(cluster, {(topic, 0): None}) == {
+            (topic, 0): (3, "The partition does not exist.")
+        }
+        # The leader counts it as reassigning, not as under-replicated (its replication
+        # factor leaves out the replica being added).
+        leader = cluster.json(f"/brokers/topics/{topic}/partitions/0/state")["leader"]
+        url = metrics.metrics_url(cluster.brokers[leader])
+        assert url is not None
+        samples = metrics.scrape(url)
+        assert metrics.value(samples, "kafka_server_replicamanager_reassigningpartitions") == 1
+        assert metrics.value(samples, "kafka_server_replicamanager_underreplicatedpartitions") == 0
+    finally:
+        os.kill(stopped.pid, signal.SIGCONT)
+    eventually(
+        lambda: cluster.kazoo.exists(f"/brokers/topics/{topic}") is None,
+        120,
+        "the topic is deleted after its move",
+    )
+    assert cluster.kazoo.exists(f"/admin/delete_topics/{topic}") is None
+    for broker_id in (1, 2, 3):
+        eventually(
+            lambda b=broker_id: dirs_of(cluster, b, topic) == [],
+            30,
+            f"broker {broker_id} has no replica of {topic} left",
+        )
+    assert list_reassignments(cluster) == {}

@@ -222,6 +222,8 @@ async def maybe_resume_reassignments(
     """``maybeResumeReassignments`` (triggers 4 and 5)."""
     ctx = controller.ctx
     for tp in sorted(ctx.partitions_being_reassigned):
+        if tp not in ctx.partitions_being_reassigned:
+            continue  # completed (or its topic went) while an earlier one was handled
         assignment = ctx.partition_full_replica_assignment(tp)
         if not should_resume(tp, assignment):
             continue

@@ -6,6 +6,9 @@ single-broker answers are compared with Kafka's by ``tests/reference/test_differ
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
 import pytest
 
 from franz.controller.context import Broker, ControllerContext
@@ -18,7 +21,9 @@ from franz.controller.model import (
 from franz.controller.reassignment import (
     NONE,
     PARTITION_DOES_NOT_EXIST,
+    AlterReassignmentsResult,
     ApiError,
+    ListReassignmentsResult,
     build_reassignment,
     is_reassignment_complete,
     ongoing_reassignments,
@@ -31,8 +36,10 @@ from franz.controller.reassignment import (
     update_leader_epoch,
     validate_replicas,
 )
+from franz.controller.shell.controller import Controller
 from franz.controller.states import AddLeaderAndIsr, UpdatePartitionState
 from franz.errors import ErrorCode
+from franz.metadata.kafka_zk_client import ControllerEpoch, KafkaZkClient
 
 IDLE = TopicPartition("t", 0)
 MOVING = TopicPartition("t", 1)
@@ -240,3 +247,35 @@ def test_remove_from_zk_reassignment_splits_the_znode() -> None:
         current, lambda tp, replicas: tp == MOVING and list(replicas) == [2, 3]
     )
     assert (removed, kept) == ({MOVING: [2, 3]}, {IDLE: [2, 3]})
+
+
+# -- the shell's answers when it is not (or no longer) the controller --------------------------
+
+
+def test_not_controller_at_once_and_on_resignation() -> None:
+    """Kafka's ``processApiPartitionReassignment`` / ``processListPartitionReassignments``
+    answer NOT_CONTROLLER (top level, Kafka's message) when not active, and the events'
+    ``preempt`` does when the controller resigns with them queued."""
+    not_controller = ApiError(
+        ErrorCode.NOT_CONTROLLER, "This is not the correct controller for this cluster."
+    )
+
+    async def main() -> list[object]:
+        # No ZooKeeper is touched on these paths: the event task is never started.
+        controller = Controller(cast(KafkaZkClient, None), 1)
+        answers: list[asyncio.Future[Any]] = [
+            controller.alter_partition_reassignments({IDLE: (2, 3)}),
+            controller.list_partition_reassignments(None),
+        ]
+        controller._epoch = ControllerEpoch(5, 4)  # as if elected, the events still queued
+        queued: list[asyncio.Future[Any]] = [
+            controller.alter_partition_reassignments({IDLE: None}),
+            controller.list_partition_reassignments(frozenset({IDLE})),
+        ]
+        assert not any(f.done() for f in queued)
+        controller.resign()
+        return [f.result() for f in (*answers, *queued)]
+
+    alter, listed, queued_alter, queued_list = asyncio.run(main())
+    assert alter == queued_alter == AlterReassignmentsResult(not_controller)
+    assert listed == queued_list == ListReassignmentsResult(not_controller)
