@@ -172,6 +172,10 @@ class Partition:
             lambda _broker_id: True
         )
         self.replicas: list[int] = []
+        #: During a reassignment (KIP-455), the replicas being added and removed, as the
+        #: last LeaderAndIsr said (Kafka's ``OngoingReassignmentState``).
+        self.adding_replicas: tuple[int, ...] = ()
+        self.removing_replicas: tuple[int, ...] = ()
         #: The committed ISR (the controller's; decides ``min.insync.replicas``).
         self.isr: list[int] = []
         self.pending_isr: PendingIsrChange | None = None
@@ -221,6 +225,8 @@ class Partition:
         if self.leader_epoch_start_offset is None:
             self.leader_epoch_start_offset = leader_end_offset
         self.replicas = list(state.replicas)
+        self.adding_replicas = tuple(state.adding_replicas)
+        self.removing_replicas = tuple(state.removing_replicas)
         self.isr = list(state.isr)
         self.pending_isr = None
         self._update_remote_replicas()
@@ -247,6 +253,8 @@ class Partition:
         """
         unchanged = state.leader == self.leader_id and state.leader_epoch == self.leader_epoch
         self.replicas = list(state.replicas)
+        self.adding_replicas = tuple(state.adding_replicas)
+        self.removing_replicas = tuple(state.removing_replicas)
         self.isr = []
         self.pending_isr = None
         self.remote_replicas.clear()
@@ -266,6 +274,17 @@ class Partition:
                 self.remote_replicas[broker_id] = ReplicaState(broker_id)
 
     # -- ISR and high watermark (leader) ---------------------------------------------------
+
+    @property
+    def is_reassigning(self) -> bool:
+        """Kafka's ``isReassigning``: replicas are being added or removed."""
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def replication_factor(self) -> int:
+        """Kafka's ``AssignmentState.replicationFactor``: during a reassignment, the replicas
+        not being added (the original replication factor)."""
+        return len([r for r in self.replicas if r not in self.adding_replicas])
 
     @property
     def maximal_isr(self) -> frozenset[int]:

@@ -146,11 +146,18 @@ class ControllerContext:
     def update_partition_replica_assignment(
         self, tp: TopicPartition, replicas: Iterable[int]
     ) -> None:
-        """``updatePartitionReplicaAssignment``: replace the replicas, keep adding/removing."""
+        """``updatePartitionReplicaAssignment``: replace the replicas, keep the adding and
+        removing ones that are still replicas (a replica dropped by NonExistentReplica leaves
+        all three lists: ``ReplicaAssignment.removeReplica``)."""
         current = self.partition_full_replica_assignment(tp)
+        kept = tuple(replicas)
         self.update_partition_full_replica_assignment(
             tp,
-            ReplicaAssignment(tuple(replicas), current.adding_replicas, current.removing_replicas),
+            ReplicaAssignment(
+                kept,
+                tuple(r for r in current.adding_replicas if r in kept),
+                tuple(r for r in current.removing_replicas if r in kept),
+            ),
         )
 
     def add_topic(
@@ -165,6 +172,10 @@ class ControllerContext:
         machines' business (NonExistent* transitions), as in Kafka."""
         self.topics_to_be_deleted.discard(topic)
         self.topics_with_deletion_started.discard(topic)
+        self.topics_ineligible_for_deletion.discard(topic)
+        self.partitions_being_reassigned = {
+            tp for tp in self.partitions_being_reassigned if tp.topic != topic
+        }
         self.topic_ids.pop(topic, None)
         for partition in self.partition_assignments.pop(topic, {}):
             self.partition_leadership_info.pop(TopicPartition(topic, partition), None)

@@ -14,6 +14,7 @@ Rules:
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final, NamedTuple
 
@@ -137,3 +138,24 @@ class ReplicaAssignment:
     @property
     def is_being_reassigned(self) -> bool:
         return bool(self.adding_replicas or self.removing_replicas)
+
+    def reassign_to(self, target: Sequence[int]) -> ReplicaAssignment:
+        """``reassignTo`` (KIP-455): RS = TRS + ORS (target first, duplicates dropped),
+        adding = RS - ORS, removing = RS - TRS. A reassignment replacing one in progress
+        starts from the same origin, so cancelling (target = ORS) gives back ORS's replicas,
+        though not necessarily in their first order."""
+        origin = self.origin_replicas
+        full = tuple(dict.fromkeys((*target, *origin)))
+        return ReplicaAssignment(
+            full,
+            tuple(r for r in full if r not in origin),
+            tuple(r for r in full if r not in target),
+        )
+
+    def remove_replica(self, replica: int) -> ReplicaAssignment:
+        """``removeReplica``: ``replica`` out of the replicas, adding and removing lists."""
+        return ReplicaAssignment(
+            tuple(r for r in self.replicas if r != replica),
+            tuple(r for r in self.adding_replicas if r != replica),
+            tuple(r for r in self.removing_replicas if r != replica),
+        )

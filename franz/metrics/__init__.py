@@ -11,7 +11,8 @@ server itself is ``franz.network.http_endpoint``.
 Exported so far (issue 17's replication metrics; the README's "Metrics" section lists the
 Prometheus names): ``kafka.server:type=ReplicaManager`` LeaderCount, PartitionCount,
 OfflineReplicaCount, UnderReplicatedPartitions, UnderMinIsrPartitionCount,
-AtMinIsrPartitionCount, IsrExpandsPerSec, IsrShrinksPerSec, FailedIsrUpdatesPerSec;
+AtMinIsrPartitionCount, ReassigningPartitions, IsrExpandsPerSec, IsrShrinksPerSec,
+FailedIsrUpdatesPerSec;
 ``kafka.controller:type=KafkaController`` ActiveControllerCount, OfflinePartitionsCount,
 PreferredReplicaImbalanceCount, GlobalTopicCount, GlobalPartitionCount;
 ``kafka.controller:type=ControllerStats`` UncleanLeaderElectionsPerSec,

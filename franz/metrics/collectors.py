@@ -74,6 +74,12 @@ UNDER_REPLICATED: Final = _server(
     "Value",
     "Partitions this broker leads whose ISR is smaller than the replica set",
 )
+REASSIGNING: Final = _server(
+    _RM,
+    "ReassigningPartitions",
+    "Value",
+    "Partitions this broker leads whose replicas are being reassigned",
+)
 UNDER_MIN_ISR: Final = _server(
     _RM,
     "UnderMinIsrPartitionCount",
@@ -214,6 +220,7 @@ class ReplicaManagerCollector(Collector):
         yield _one(UNDER_REPLICATED, gauges.under_replicated_partitions)
         yield _one(UNDER_MIN_ISR, gauges.under_min_isr_partition_count)
         yield _one(AT_MIN_ISR, gauges.at_min_isr_partition_count)
+        yield _one(REASSIGNING, gauges.reassigning_partitions)
         yield _one(ISR_EXPANDS, manager.isr_expands)
         yield _one(ISR_SHRINKS, manager.isr_shrinks)
         yield _one(FAILED_ISR_UPDATES, manager.failed_isr_updates)

@@ -8,9 +8,12 @@ Broker side (Kafka 3.9's ``ReplicaManager`` gauges, over its ``allPartitions``):
   ``PartitionCount``: every hosted replica, offline ones included (``allPartitions.size``);
   ``OfflineReplicaCount``: replicas whose log dir failed (``HostedPartition.Offline``).
 * ``UnderReplicatedPartitions``: led partitions whose committed ISR is smaller than the
-  replica set (``Partition.isUnderReplicated``: ``replicationFactor - isr.size > 0``); a
-  partition whose follower is down counts on its leader only, so the cluster's total is the
-  number of under-replicated partitions.
+  replica set (``Partition.isUnderReplicated``: ``replicationFactor - isr.size > 0``, the
+  replication factor of a partition being reassigned leaving out the replicas being added);
+  a partition whose follower is down counts on its leader only, so the cluster's total is
+  the number of under-replicated partitions.
+* ``ReassigningPartitions``: led partitions being reassigned (KIP-455: the last LeaderAndIsr
+  listed replicas being added or removed; ``reassigningPartitionsCount``).
 * ``UnderMinIsrPartitionCount`` / ``AtMinIsrPartitionCount``: led partitions whose committed
   ISR is below / equal to the effective ``min.insync.replicas`` (the config capped by the
   replication factor, ``effectiveMinIsr``).
@@ -77,6 +80,10 @@ class PartitionView(Protocol):
     @property
     def effective_min_isr(self) -> int: ...
     @property
+    def replication_factor(self) -> int: ...
+    @property
+    def is_reassigning(self) -> bool: ...
+    @property
     def log(self) -> _Log: ...
 
 
@@ -104,6 +111,7 @@ class ReplicaManagerGauges:
     under_replicated_partitions: int = 0
     under_min_isr_partition_count: int = 0
     at_min_isr_partition_count: int = 0
+    reassigning_partitions: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,13 +136,13 @@ def is_under_replicated(partition: PartitionView) -> bool:
     return (
         partition.is_leader
         and not partition.log.offline
-        and len(partition.isr) < len(partition.replicas)
+        and len(partition.isr) < partition.replication_factor
     )
 
 
 def replica_manager_gauges(partitions: Iterable[PartitionView]) -> ReplicaManagerGauges:
     """The ``ReplicaManager`` gauges over this broker's hosted partitions."""
-    total = offline = leaders = under = under_min = at_min = 0
+    total = offline = leaders = under = under_min = at_min = reassigning = 0
     for partition in partitions:
         total += 1
         if partition.log.offline:
@@ -144,14 +152,16 @@ def replica_manager_gauges(partitions: Iterable[PartitionView]) -> ReplicaManage
             continue
         leaders += 1
         isr = len(partition.isr)
-        if isr < len(partition.replicas):
+        if isr < partition.replication_factor:
             under += 1
+        if partition.is_reassigning:
+            reassigning += 1
         min_isr = partition.effective_min_isr
         if isr < min_isr:
             under_min += 1
         elif isr == min_isr:
             at_min += 1
-    return ReplicaManagerGauges(leaders, total, offline, under, under_min, at_min)
+    return ReplicaManagerGauges(leaders, total, offline, under, under_min, at_min, reassigning)
 
 
 def has_preferred_leader(

@@ -63,6 +63,8 @@ class ApiKey(enum.IntEnum):
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
     ELECT_LEADERS = 43
+    ALTER_PARTITION_REASSIGNMENTS = 45
+    LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
     ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60
@@ -124,6 +126,8 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.DELETE_GROUPS: ApiSupport(0, 0, 2, 2),
     ApiKey.OFFSET_DELETE: ApiSupport(0, 0, 0, -1),
     ApiKey.ELECT_LEADERS: ApiSupport(0, 0, 2, 2),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiSupport(0, 0, 0, 0),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiSupport(0, 0, 0, 0),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiSupport(0, 2, 4, 4, legacy_from=0),
 }
 

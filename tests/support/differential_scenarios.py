@@ -727,6 +727,60 @@ def elect_leaders(s: Session, v: int) -> None:
     s.send(ApiKey.ELECT_LEADERS, unknown, label="unknown topic")
 
 
+def reassign_request(
+    moves: list[tuple[str, list[tuple[int, list[int] | None]]]],
+) -> dict[str, Any]:
+    """An AlterPartitionReassignments request: per topic, (partition, target or None)."""
+    return {
+        "timeout": 30_000,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [{"partition_index": p, "replicas": r} for p, r in partitions],
+            }
+            for topic, partitions in moves
+        ],
+    }
+
+
+def alter_partition_reassignments(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    api = ApiKey.ALTER_PARTITION_REASSIGNMENTS
+    s.send(api, reassign_request([(topic, [(0, None)])]), label="cancel, none in progress")
+    s.send(api, reassign_request([(topic, [(0, [])])]), label="empty replica list")
+    s.send(api, reassign_request([(topic, [(0, [0, 0])])]), label="duplicate replicas")
+    s.send(api, reassign_request([(topic, [(0, [-1])])]), label="negative broker id")
+    s.send(api, reassign_request([(topic, [(0, [7, 0])])]), label="broker not alive")
+    unknown = s.name("unknown")
+    s.send(api, reassign_request([(unknown, [(0, [0]), (1, None)])]), label="unknown topic")
+    s.send(api, reassign_request([(topic, [(5, [0]), (6, [9])])]), label="unknown partition")
+    s.send(api, reassign_request([(topic, [(0, [0]), (1, [0])])]), label="to its replicas")
+    # Complete at once, with the leader epoch bumped (updateLeaderEpochAndSendRequest); the
+    # answer does not wait for the broker's metadata.
+    metadata_request = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+    s.wait_until(
+        ApiKey.METADATA,
+        top(ApiKey.METADATA),
+        metadata_request,
+        lambda r: all(p.leader_epoch == 1 for p in r.topics[0].partitions),
+    )
+    s.send(ApiKey.METADATA, metadata_request, version=top(ApiKey.METADATA), label="after")
+
+
+def list_partition_reassignments(s: Session, v: int) -> None:
+    topic = s.name()
+    create_topic(s, topic)
+    api = ApiKey.LIST_PARTITION_REASSIGNMENTS
+    s.send(api, {"timeout": 30_000, "topics": None}, label="all")
+    named = [
+        {"name": topic, "partition_indexes": [0, 3]},
+        {"name": s.name("unknown"), "partition_indexes": [0]},
+    ]
+    s.send(api, {"timeout": 30_000, "topics": named}, label="named")
+    s.send(api, {"timeout": 30_000, "topics": []}, label="none named")
+
+
 def find_coordinator(s: Session, v: int) -> None:
     group = s.name()
     s.send(ApiKey.FIND_COORDINATOR, {"key": group, "key_type": 0, "coordinator_keys": [group]})
@@ -1052,6 +1106,16 @@ SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
         ("describe-cluster", ApiKey.DESCRIBE_CLUSTER, describe_cluster),
         ("describe-log-dirs", ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs),
         ("elect-leaders", ApiKey.ELECT_LEADERS, elect_leaders),
+        (
+            "alter-partition-reassignments",
+            ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+            alter_partition_reassignments,
+        ),
+        (
+            "list-partition-reassignments",
+            ApiKey.LIST_PARTITION_REASSIGNMENTS,
+            list_partition_reassignments,
+        ),
         ("find-coordinator", ApiKey.FIND_COORDINATOR, find_coordinator),
         ("join-group", ApiKey.JOIN_GROUP, join_group),
         ("sync-group", ApiKey.SYNC_GROUP, sync_group),

@@ -15,6 +15,7 @@ from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
     alter_configs,
     alter_partition,
+    alter_partition_reassignments,
     api_versions,
     controlled_shutdown,
     create_partitions,
@@ -37,6 +38,7 @@ from franz.broker.handlers import (
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_delete,
@@ -81,6 +83,8 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.DELETE_GROUPS: delete_groups.handle,
     ApiKey.OFFSET_DELETE: offset_delete.handle,
     ApiKey.ELECT_LEADERS: elect_leaders.handle,
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.handle,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.handle,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).

@@ -24,13 +24,16 @@ A controller that is not active answers NOT_CONTROLLER (top level, no topics) at
 a request queued or being processed when the controller resigns (Kafka's ``preempt``). Any
 other failure of the event is UNKNOWN_SERVER_ERROR at top level.
 
-Difference from Kafka: partitions being reassigned (KIP-455) are not re-checked after their ISR
-changed (Kafka's ``PartitionReassignmentIsrChange``): Franz's controller does not reassign yet.
+Then (``franz.controller.shell.dispatch``, after the answer, as Kafka's
+``processAlterPartition``) each partition answered NONE that is being reassigned (KIP-455) may
+complete its move: its new ISR may hold every target replica
+(``franz.controller.shell.reassignment.maybe_complete_reassignment``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -66,6 +69,8 @@ class AlterPartitionResult:
     topics: dict[tuple[str | None, uuid.UUID | None], dict[int, PartitionOutcome]] = field(
         default_factory=dict
     )
+    #: The partitions answered NONE (not sent: what ``maybeCompleteReassignment`` looks at).
+    accepted: frozenset[TopicPartition] = frozenset()
 
 
 def answer(event: AlterPartitionReceived, result: AlterPartitionResult) -> None:
@@ -127,7 +132,9 @@ async def process_alter_partition(
         )
     if plan.partitions:
         controller.send_update_metadata(ctx.live_or_shutting_down_broker_ids, plan.partitions)
-    return group_outcomes(request.version, plan, outcomes, ctx.topic_ids)
+    result = group_outcomes(request.version, plan, outcomes, ctx.topic_ids)
+    accepted = frozenset(tp for tp, o in outcomes.items() if o.error == ErrorCode.NONE)
+    return dataclasses.replace(result, accepted=accepted)
 
 
 def group_outcomes(

@@ -25,20 +25,22 @@ for the next event and says so in the log); then ``apply`` to the context; then 
 into the batch; then the batch is sent through the channel. One batch per state-machine call,
 as Kafka's ``handleStateChanges`` does.
 
-Handled events: failover, ``BrokerChange`` (startup, failure, bounce), ``ControlledShutdown``
-(``controlled_shutdown.py``; its answer is NOT_CONTROLLER when preempted),
-``ReplicaLeaderElection`` (``replica_election.py``), ``AutoPreferredReplicaLeaderElection``
-(``auto_rebalance.py``),
+Handled events (``franz.controller.shell.dispatch``'s table): failover, ``BrokerChange``
+(startup, failure, bounce: ``brokers.py``), ``ControlledShutdown`` (``controlled_shutdown.py``;
+its answer is NOT_CONTROLLER when preempted), ``ReplicaLeaderElection``
+(``replica_election.py``), ``AutoPreferredReplicaLeaderElection`` (``auto_rebalance.py``),
 ``AlterPartitionReceived`` (``alter_partition.py``: a leader's ISR change, likewise),
 ``TopicChange`` (new topics), ``PartitionModifications`` (partitions added to a topic),
-``TopicDeletion`` and its StopReplica answers (``deletion.py``), ``IsrChangeNotification``,
-``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all its replicas),
-``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica offline),
-``UpdateMetadataResponseReceived`` (logged), ``TopicUncleanLeaderElectionEnable`` and
+``IsrChangeNotification`` (``topics.py``), ``TopicDeletion`` and its StopReplica answers
+(``deletion.py``), ``LogDirEventNotification`` (a broker's log dir failed: LeaderAndIsr for all
+its replicas), ``LeaderAndIsrResponseReceived`` (KAFKA_STORAGE_ERROR marks the replica
+offline), ``UpdateMetadataResponseReceived`` (logged), ``TopicUncleanLeaderElectionEnable`` and
 ``UncleanLeaderElectionEnable`` (a topic's ``unclean.leader.election.enable`` override, or
 the broker default, turned on: its, or every, offline partition is elected again at once,
-uncleanly where no ISR member is live). The other events of ``franz.controller.events``
-are logged as not handled yet.
+uncleanly where no ISR member is live), ``ApiPartitionReassignment``,
+``ListPartitionReassignments``, ``ZkPartitionReassignment`` and
+``PartitionReassignmentIsrChange`` (``reassignment.py``: KIP-455's partition reassignment).
+The other events of ``franz.controller.events`` are logged as not handled yet.
 """
 
 from __future__ import annotations
@@ -46,68 +48,59 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from franz.controller.alter_partition import AlterPartitionRequestData
 from franz.controller.batch import ControllerBrokerRequestBatch
 from franz.controller.context import ControllerContext
-from franz.controller.election import ElectionStrategy
 from franz.controller.events import (
     AlterPartitionReceived,
-    AutoPreferredReplicaLeaderElection,
+    ApiPartitionReassignment,
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
     ElectionTrigger,
     ElectionType,
     IsrChangeNotification,
-    LeaderAndIsrResponseReceived,
+    ListPartitionReassignments,
     LogDirEventNotification,
-    PartitionModifications,
     ReplicaLeaderElection,
     TopicChange,
     TopicDeletion,
-    TopicDeletionStopReplicaResponseReceived,
     TopicUncleanLeaderElectionEnable,
     UncleanLeaderElectionEnable,
-    UpdateMetadataResponseReceived,
 )
 from franz.controller.model import PartitionAndReplica, TopicPartition
-from franz.controller.shell.alter_partition import AlterPartitionResult, process_alter_partition
-from franz.controller.shell.alter_partition import answer as answer_alter_partition
+from franz.controller.reassignment import AlterReassignmentsResult, ListReassignmentsResult
+from franz.controller.shell.alter_partition import AlterPartitionResult
 from franz.controller.shell.auto_rebalance import AutoLeaderRebalance, AutoRebalanceConfig
+from franz.controller.shell.brokers import delete_log_dir_event_notifications
 from franz.controller.shell.channel import ControllerChannelManager
-from franz.controller.shell.controlled_shutdown import (
-    ControlledShutdownResult,
-    answer,
-    process_controlled_shutdown,
-)
+from franz.controller.shell.controlled_shutdown import ControlledShutdownResult
 from franz.controller.shell.deletion import TopicDeletionManager
+from franz.controller.shell.dispatch import HANDLERS, refuse
+from franz.controller.shell.reassignment import (
+    initialize_partition_reassignments,
+    watch_reassign_partitions,
+)
 from franz.controller.shell.replica_election import (
     ElectionOutcome,
-    answer_all,
-    process_replica_election,
     resume_preferred_replica_elections,
     watch_preferred_replica_election,
 )
-from franz.controller.shell.replica_election import answer as answer_election
+from franz.controller.shell.topics import add_topic
 from franz.controller.shell.zk_reads import (
     read_brokers_and_epochs,
-    read_isr_change_notifications,
     read_leadership,
-    read_log_dir_event_notifications,
-    replica_assignment,
     state_from_leadership,
-    with_topic_id,
 )
 from franz.controller.states import (
     CreatePartitionState,
     PartitionState,
     ReplicaState,
     StateChange,
-    partition_state_changes,
     replica_state_changes,
     trigger_online_partition_state_change,
 )
@@ -118,16 +111,16 @@ from franz.metadata.znodes import (
     DeleteTopicsZNode,
     IsrChangeNotificationZNode,
     LogDirEventNotificationZNode,
-    TopicAssignment,
     TopicsZNode,
-    TopicZNode,
 )
-from franz.metadata.zookeeper import BadVersionError, DeleteOp, NodeExistsZkError, ZooKeeperError
+from franz.metadata.zookeeper import BadVersionError, NodeExistsZkError, ZooKeeperError
 from franz.network.sender import SenderConfig
 
 __all__ = ["Controller"]
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +166,8 @@ class Controller:
         self._task: asyncio.Task[None] | None = None
         self._current: asyncio.Task[None] | None = None
         self._watching = False
-        self._watched_topics: set[str] = set()
+        #: Topics whose znode is watched (``topics.add_topic``: once per name).
+        self.watched_topics: set[str] = set()
         self._closing: set[asyncio.Task[None]] = set()
         #: ``_delete_controller`` tasks (``_trigger_controller_move``).
         self._moving: set[asyncio.Task[None]] = set()
@@ -244,48 +238,57 @@ class Controller:
         """``ZkBrokerSession``'s ``on_elected``: queue the failover."""
         self._queue.put_nowait(_Elected(epoch))
 
-    def controlled_shutdown(
-        self, broker_id: int, broker_epoch: int
-    ) -> asyncio.Future[ControlledShutdownResult]:
-        """Kafka's ``controlledShutdown``: queue the event; the future is its answer
-        (NOT_CONTROLLER at once when this broker is not the controller)."""
-        reply: asyncio.Future[ControlledShutdownResult] = asyncio.get_running_loop().create_future()
-        event = ControlledShutdown(broker_id, broker_epoch, reply=reply)
+    def _request(self, event: Any, reply: asyncio.Future[_T]) -> asyncio.Future[_T]:
+        """Queue an event carrying a request; refused NOT_CONTROLLER at once when this broker
+        is not the controller (``dispatch.refuse``)."""
         if self._epoch is None:
-            answer(event, ControlledShutdownResult(ErrorCode.NOT_CONTROLLER))
+            refuse(event, ErrorCode.NOT_CONTROLLER)
         else:
             self._queue.put_nowait(event)
         return reply
+
+    def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int
+    ) -> asyncio.Future[ControlledShutdownResult]:
+        """Kafka's ``controlledShutdown``: the future is the ``ControlledShutdown`` answer."""
+        reply: asyncio.Future[ControlledShutdownResult] = asyncio.get_running_loop().create_future()
+        return self._request(ControlledShutdown(broker_id, broker_epoch, reply=reply), reply)
 
     def elect_leaders(
         self, partitions: frozenset[TopicPartition], election_type: ElectionType
     ) -> asyncio.Future[dict[TopicPartition, ElectionOutcome]]:
-        """Kafka's ``electLeaders``: queue a ``ReplicaLeaderElection`` (AdminClientTriggered);
-        the future is the per-partition answer (NOT_CONTROLLER for every partition at once
-        when this broker is not the controller)."""
+        """Kafka's ``electLeaders``: a ``ReplicaLeaderElection`` (AdminClientTriggered); the
+        future is the per-partition answer."""
         loop = asyncio.get_running_loop()
         reply: asyncio.Future[dict[TopicPartition, ElectionOutcome]] = loop.create_future()
-        event = ReplicaLeaderElection(
-            partitions, election_type, ElectionTrigger.ADMIN_CLIENT_TRIGGERED, reply=reply
-        )
-        if self._epoch is None:
-            answer_all(event, ErrorCode.NOT_CONTROLLER)
-        else:
-            self._queue.put_nowait(event)
-        return reply
+        trigger = ElectionTrigger.ADMIN_CLIENT_TRIGGERED
+        event = ReplicaLeaderElection(partitions, election_type, trigger, reply=reply)
+        return self._request(event, reply)
 
     def alter_partition(
         self, request: AlterPartitionRequestData
     ) -> asyncio.Future[AlterPartitionResult]:
-        """Kafka's ``alterPartitions``: queue an ``AlterPartitionReceived``; the future is the
-        answer (NOT_CONTROLLER at once when this broker is not the controller)."""
+        """Kafka's ``alterPartitions``: the future is the ``AlterPartitionReceived`` answer."""
         reply: asyncio.Future[AlterPartitionResult] = asyncio.get_running_loop().create_future()
-        event = AlterPartitionReceived(request, reply=reply)
-        if self._epoch is None:
-            answer_alter_partition(event, AlterPartitionResult(ErrorCode.NOT_CONTROLLER))
-        else:
-            self._queue.put_nowait(event)
-        return reply
+        return self._request(AlterPartitionReceived(request, reply=reply), reply)
+
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> asyncio.Future[AlterReassignmentsResult]:
+        """Kafka's ``alterPartitionReassignments``: an ``ApiPartitionReassignment`` (None
+        cancels); the future is the answer."""
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[AlterReassignmentsResult] = loop.create_future()
+        targets = {tp: None if r is None else tuple(r) for tp, r in reassignments.items()}
+        return self._request(ApiPartitionReassignment(targets, reply=reply), reply)
+
+    def list_partition_reassignments(
+        self, partitions: frozenset[TopicPartition] | None
+    ) -> asyncio.Future[ListReassignmentsResult]:
+        """Kafka's ``listPartitionReassignments`` (None: every ongoing one)."""
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[ListReassignmentsResult] = loop.create_future()
+        return self._request(ListPartitionReassignments(partitions, reply=reply), reply)
 
     def on_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
         """A ``/config/changes`` notification applied ``topic``'s overrides: Kafka's
@@ -310,13 +313,7 @@ class Controller:
     def resign(self) -> None:
         """Stop acting at once (module docstring): ``onControllerResignation``."""
         while not self._queue.empty():
-            queued = self._queue.get_nowait()
-            if isinstance(queued, ControlledShutdown):  # Kafka's handlePreempt
-                answer(queued, ControlledShutdownResult(ErrorCode.NOT_CONTROLLER))
-            elif isinstance(queued, ReplicaLeaderElection):
-                answer_all(queued, ErrorCode.NOT_CONTROLLER)
-            elif isinstance(queued, AlterPartitionReceived):
-                answer_alter_partition(queued, AlterPartitionResult(ErrorCode.NOT_CONTROLLER))
+            refuse(self._queue.get_nowait(), ErrorCode.NOT_CONTROLLER)  # Kafka's preempt
         current, self._current = self._current, None
         if current is not None and current is not asyncio.current_task():
             current.cancel()
@@ -352,46 +349,12 @@ class Controller:
                 await self._on_controller_failover(event.epoch)
             elif self._epoch is None:
                 return  # queued before a resignation: nothing to act on
-            elif isinstance(event, ControlledShutdown):
-                answer(event, await process_controlled_shutdown(self, event))
-            elif isinstance(event, ReplicaLeaderElection):
-                answer_election(event, await process_replica_election(self, event))
-            elif isinstance(event, AutoPreferredReplicaLeaderElection):
-                await self.auto_rebalance.process()
-            elif isinstance(event, AlterPartitionReceived):
-                answer_alter_partition(event, await process_alter_partition(self, event))
-            elif isinstance(event, BrokerChange):
-                await self._process_broker_change()
-            elif isinstance(event, TopicChange):
-                await self._process_topic_change()
-            elif isinstance(event, PartitionModifications):
-                await self._process_partition_modifications(event.topic)
-            elif isinstance(event, TopicDeletion):
-                await self.deletion.process_topic_deletion()
-            elif isinstance(event, TopicDeletionStopReplicaResponseReceived):
-                await self.deletion.process_stop_replica_response(event)
-            elif isinstance(event, IsrChangeNotification):
-                await self._process_isr_change_notification()
-            elif isinstance(event, LogDirEventNotification):
-                await self._process_log_dir_event_notification()
-            elif isinstance(event, LeaderAndIsrResponseReceived):
-                await self._process_leader_and_isr_response(event)
-            elif isinstance(event, TopicUncleanLeaderElectionEnable):
-                log.info("Unclean leader election has been enabled for topic %s", event.topic)
-                await self.trigger_online_partition_state_change(event.topic)
-            elif isinstance(event, UncleanLeaderElectionEnable):
-                log.info("Unclean leader election has been enabled by default")
-                await self.trigger_online_partition_state_change()
-            elif isinstance(event, UpdateMetadataResponseReceived):
-                if event.error_code != ErrorCode.NONE:
-                    log.warning(
-                        "UpdateMetadata to broker %d failed: %s",
-                        event.broker_id,
-                        event.error_code.name,
-                    )
             else:
-                log.warning("controller %d does not handle %s yet", self.controller_id, name)
-                return
+                handler = HANDLERS.get(type(event))
+                if handler is None:
+                    log.warning("controller %d does not handle %s yet", self.controller_id, name)
+                    return
+                await handler(self, event)
             self.processed[name] = self.processed.get(name, 0) + 1
         except ControllerMovedError as exc:
             log.warning("controller %d was fenced during %s: %s", self.controller_id, name, exc)
@@ -409,17 +372,8 @@ class Controller:
         finally:
             # An answer not given yet: fenced or cancelled by a resignation (Kafka's
             # ControllerMovedException: NOT_CONTROLLER), or failed (UNKNOWN_SERVER_ERROR).
-            if isinstance(event, ControlledShutdown):
-                failed = ErrorCode.UNKNOWN_SERVER_ERROR
-                code = ErrorCode.NOT_CONTROLLER if self._epoch is None else failed
-                answer(event, ControlledShutdownResult(code))
-            elif isinstance(event, ReplicaLeaderElection):
-                failed = ErrorCode.UNKNOWN_SERVER_ERROR
-                answer_all(event, ErrorCode.NOT_CONTROLLER if self._epoch is None else failed)
-            elif isinstance(event, AlterPartitionReceived):
-                failed = ErrorCode.UNKNOWN_SERVER_ERROR
-                code = ErrorCode.NOT_CONTROLLER if self._epoch is None else failed
-                answer_alter_partition(event, AlterPartitionResult(code))
+            failed = ErrorCode.UNKNOWN_SERVER_ERROR
+            refuse(event, ErrorCode.NOT_CONTROLLER if self._epoch is None else failed)
 
     def _trigger_controller_move(self, epoch: ControllerEpoch) -> None:
         """Kafka's ``triggerControllerMove``: a failover that failed half-way (ZooKeeper
@@ -552,8 +506,8 @@ class Controller:
         self._register_watches()
         # Kafka's deleteLogDirEventNotifications: the LeaderAndIsr every replica gets below
         # finds the replicas on failed log dirs anyway.
-        await self._delete_log_dir_event_notifications(
-            await self.zk.zk.get_children(LogDirEventNotificationZNode.path)
+        await delete_log_dir_event_notifications(
+            self, await self.zk.zk.get_children(LogDirEventNotificationZNode.path)
         )
         self._channel = ControllerChannelManager(
             self.post, self.sender_config, inter_broker_listener=self.inter_broker_listener
@@ -562,7 +516,12 @@ class Controller:
         brokers = await read_brokers_and_epochs(self.zk)
         ctx.add_live_brokers(brokers.values())
         for assignment_topic, assignment in (await self.zk.get_topic_assignments()).items():
-            await self._add_topic(assignment_topic, assignment)
+            await add_topic(self, assignment_topic, assignment)
+        ctx.partitions_being_reassigned = {
+            tp
+            for tp in ctx.all_partitions()
+            if ctx.partition_full_replica_assignment(tp).is_being_reassigned
+        }
         await self.refresh_leadership(ctx.all_partitions())
         for broker in brokers.values():
             self.channel.add_broker(broker)
@@ -593,6 +552,7 @@ class Controller:
             else:
                 ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
         await self.trigger_online_partition_state_change()
+        await initialize_partition_reassignments(self)
         await self.deletion.try_topic_deletion()
         await resume_preferred_replica_elections(self)
         self.auto_rebalance.start()
@@ -616,254 +576,4 @@ class Controller:
             lambda children: self.post(LogDirEventNotification()) if children else None,
         )
         watch_preferred_replica_election(self)
-
-    async def _add_topic(self, topic: str, assignment: TopicAssignment) -> None:
-        """Into the context; a topic znode without an id gets one written (Kafka's
-        ``processTopicIds`` / ``setTopicIds``)."""
-        topic_id = assignment.topic_id
-        if topic_id is None:
-            topic_id = uuid.uuid4()
-            await self.zk.set_topic_assignment(topic, with_topic_id(assignment, topic_id))
-        self.ctx.add_topic(topic, topic_id, replica_assignment(assignment))
-        self._watch_partition_modifications(topic)
-
-    def _watch_partition_modifications(self, topic: str) -> None:
-        """``registerPartitionModificationsHandlers``: a data watch on ``/brokers/topics/<t>``
-        (once per topic name: it keeps watching across a deletion and a re-creation)."""
-        if topic in self._watched_topics:
-            return
-        self._watched_topics.add(topic)
-        self.zk.zk.watch_data(
-            TopicZNode.path(topic),
-            lambda data, _stat: self.post(PartitionModifications(topic)) if data else None,
-        )
-
-    # -- brokers --------------------------------------------------------------------------
-
-    async def _process_broker_change(self) -> None:
-        """``processBrokerChange``: new, dead and bounced (newer czxid) brokers."""
-        ctx = self.ctx
-        current = await read_brokers_and_epochs(self.zk)
-        known = ctx.live_or_shutting_down_broker_ids
-        epochs = ctx.live_broker_epochs()
-        new = sorted(set(current) - known)
-        dead = sorted(known - set(current))
-        bounced = sorted(b for b in set(current) & known if current[b].epoch > epochs[b])
-        log.info(
-            "controller %d: new brokers %s, dead %s, bounced %s",
-            self.controller_id,
-            new,
-            dead,
-            bounced,
-        )
-        for b in new:
-            self.channel.add_broker(current[b])
-        for b in bounced:
-            await self.channel.remove_broker(b)
-            self.channel.add_broker(current[b])
-        for b in dead:
-            await self.channel.remove_broker(b)
-        if new:
-            ctx.add_live_brokers(current[b] for b in new)
-            await self._on_broker_startup(new)
-        if bounced:
-            ctx.remove_live_brokers(bounced)
-            await self._on_broker_failure(bounced)
-            ctx.add_live_brokers(current[b] for b in bounced)
-            await self._on_broker_startup(bounced)
-        if dead:
-            ctx.remove_live_brokers(dead)
-            await self._on_broker_failure(dead)
-
-    async def _on_broker_startup(self, new: list[int]) -> None:
-        """``onBrokerStartup``: metadata to all, replicas online, offline partitions elected."""
-        ctx = self.ctx
-        for b in new:
-            ctx.replicas_on_offline_dirs.pop(b, None)
-        self.send_update_metadata(ctx.live_or_shutting_down_broker_ids - set(new))
-        with_leaders = {
-            tp
-            for tp in ctx.partition_leadership_info
-            if not ctx.is_topic_queued_up_for_deletion(tp.topic)
-        }
-        self.send_update_metadata(new, with_leaders)
-        replicas = ctx.replicas_on_brokers(new)
-        await self.handle(replica_state_changes(ctx, replicas, ReplicaState.ONLINE_REPLICA))
-        await self.trigger_online_partition_state_change()
-        to_delete = {r.topic_partition.topic for r in replicas} & ctx.topics_to_be_deleted
-        if to_delete:
-            await self.deletion.resume_deletion_for_topics(to_delete)
-
-    async def _on_broker_failure(self, dead: list[int]) -> None:
-        """``onBrokerFailure``."""
-        ctx = self.ctx
-        for b in dead:
-            ctx.replicas_on_offline_dirs.pop(b, None)
-        await self.on_replicas_become_offline(ctx.replicas_on_brokers(dead))
-
-    async def on_replicas_become_offline(self, replicas: set[PartitionAndReplica]) -> None:
-        """``onReplicasBecomeOffline``: elect where the leader went, shrink ISRs."""
-        ctx = self.ctx
-        for_deletion = {
-            r for r in replicas if ctx.is_topic_queued_up_for_deletion(r.topic_partition.topic)
-        }
-        not_for_deletion = replicas - for_deletion
-        offline_leader = sorted(ctx.partitions_with_offline_leader())
-        await self.handle(
-            partition_state_changes(
-                ctx,
-                offline_leader,
-                PartitionState.OFFLINE_PARTITION,
-                controller_id=self.controller_id,
-            )
-        )
-        online = await self.trigger_online_partition_state_change()
-        await self.refresh_leadership({r.topic_partition for r in not_for_deletion})
-        await self.handle(
-            replica_state_changes(ctx, not_for_deletion, ReplicaState.OFFLINE_REPLICA)
-        )
-        if for_deletion:
-            await self.handle(
-                replica_state_changes(ctx, for_deletion, ReplicaState.REPLICA_DELETION_INELIGIBLE)
-            )
-            await self.deletion.fail_replica_deletion(for_deletion)
-        if not not_for_deletion and not online.leadership:
-            self.send_update_metadata(ctx.live_or_shutting_down_broker_ids)
-
-    # -- topics ---------------------------------------------------------------------------
-
-    async def _process_topic_change(self) -> None:
-        """``processTopicChange``: forget removed topics, create new ones' partitions."""
-        ctx = self.ctx
-        topics = set(await self.zk.get_all_topics())
-        new = topics - ctx.all_topics
-        for topic in ctx.all_topics - topics:
-            ctx.remove_topic(topic)
-        if not new:
-            return
-        assignments = await self.zk.get_topic_assignments(sorted(new))
-        for topic, assignment in assignments.items():
-            await self._add_topic(topic, assignment)
-        partitions = sorted(tp for t in assignments for tp in ctx.partitions_for_topic(t))
-        if partitions:
-            await self._on_new_partition_creation(partitions)
-
-    async def _process_partition_modifications(self, topic: str) -> None:
-        """``processPartitionModifications``: partitions added to an existing topic
-        (CreatePartitions) are created; none may be added to a topic being deleted (Kafka
-        then restores the znode's assignment; Franz logs it)."""
-        ctx = self.ctx
-        if topic not in ctx.partition_assignments:
-            return  # a new topic is TopicChange's business; a deleted one has no partitions
-        found = await self.zk.get_topic_assignments([topic])
-        if topic not in found:
-            return
-        added = {
-            p: a
-            for p, a in replica_assignment(found[topic]).items()
-            if not ctx.partition_replica_assignment(TopicPartition(topic, p))
-        }
-        if not added:
-            return
-        if ctx.is_topic_queued_up_for_deletion(topic):
-            log.warning(
-                "skipping adding partitions %s for topic %s since it is being deleted",
-                sorted(added),
-                topic,
-            )
-            return
-        for p, a in added.items():
-            ctx.update_partition_full_replica_assignment(TopicPartition(topic, p), a)
-        await self._on_new_partition_creation(sorted(TopicPartition(topic, p) for p in added))
-
-    async def _on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
-        """``onNewPartitionCreation``: New, NewReplica, Online (epoch 0 state znodes, a
-        LeaderAndIsr with isNew), OnlineReplica."""
-        ctx = self.ctx
-        cid = self.controller_id
-        await self.handle(
-            partition_state_changes(
-                ctx, partitions, PartitionState.NEW_PARTITION, controller_id=cid
-            )
-        )
-        replicas = ctx.replicas_for_partitions(partitions)
-        await self.handle(replica_state_changes(ctx, replicas, ReplicaState.NEW_REPLICA))
-        await self.handle(
-            partition_state_changes(
-                ctx,
-                partitions,
-                PartitionState.ONLINE_PARTITION,
-                ElectionStrategy.OFFLINE,
-                controller_id=cid,
-            )
-        )
-        await self.handle(replica_state_changes(ctx, replicas, ReplicaState.ONLINE_REPLICA))
-
-    # -- ISR changes and responses --------------------------------------------------------
-
-    async def _process_isr_change_notification(self) -> None:
-        """``processIsrChangeNotification``: re-read the named partitions, UpdateMetadata to
-        every broker, delete the notifications (fenced)."""
-        ctx = self.ctx
-        epoch = self._epoch
-        assert epoch is not None
-        children, partitions = await read_isr_change_notifications(self.zk)
-        try:
-            known = {tp for tp in partitions if tp.topic in ctx.partition_assignments}
-            if known:
-                await self.refresh_leadership(known)
-                self.send_update_metadata(ctx.live_or_shutting_down_broker_ids, known)
-        finally:
-            if children:
-                await self.zk.fenced_multi(
-                    epoch,
-                    [DeleteOp(f"{IsrChangeNotificationZNode.path}/{c}") for c in children],
-                )
-
-    async def _process_log_dir_event_notification(self) -> None:
-        """``processLogDirEventNotification``: for every broker named, ``onBrokerLogDirFailure``
-        (its replicas -> OnlineReplica: a LeaderAndIsr for each, so that the broker answers
-        KAFKA_STORAGE_ERROR for those on the failed dir; ``_process_leader_and_isr_response``
-        takes them offline), then delete the notifications (fenced)."""
-        ctx = self.ctx
-        children, brokers = await read_log_dir_event_notifications(self.zk)
-        try:
-            live = [b for b in brokers if b in ctx.live_or_shutting_down_broker_ids]
-            if live:
-                log.info(
-                    "controller %d: handling log directory failure for brokers %s",
-                    self.controller_id,
-                    ",".join(str(b) for b in live),
-                )
-                replicas = ctx.replicas_on_brokers(live)
-                await self.handle(replica_state_changes(ctx, replicas, ReplicaState.ONLINE_REPLICA))
-        finally:
-            await self._delete_log_dir_event_notifications(children)
-
-    async def _delete_log_dir_event_notifications(self, children: list[str]) -> None:
-        epoch = self._epoch
-        assert epoch is not None
-        if children:
-            await self.zk.fenced_multi(
-                epoch, [DeleteOp(f"{LogDirEventNotificationZNode.path}/{c}") for c in children]
-            )
-
-    async def _process_leader_and_isr_response(self, event: LeaderAndIsrResponseReceived) -> None:
-        """``processLeaderAndIsrResponseReceived``: KAFKA_STORAGE_ERROR partitions are on a
-        failed log dir of that broker (KIP-112): their replicas go offline."""
-        ctx = self.ctx
-        if event.error_code != ErrorCode.NONE:
-            log.error(
-                "LeaderAndIsr to broker %d failed: %s", event.broker_id, event.error_code.name
-            )
-            return
-        offline = {
-            tp for tp, e in event.partition_errors.items() if e == ErrorCode.KAFKA_STORAGE_ERROR
-        }
-        known = ctx.replicas_on_offline_dirs.setdefault(event.broker_id, set())
-        fresh = offline - known
-        known.update(offline)
-        if fresh:
-            await self.on_replicas_become_offline(
-                {PartitionAndReplica(tp, event.broker_id) for tp in fresh}
-            )
+        watch_reassign_partitions(self)

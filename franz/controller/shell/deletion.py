@@ -11,6 +11,13 @@ next ``resume_deletions``). When every replica of the topic succeeded: NonExiste
 then the znodes ``/brokers/topics/<t>``, ``/config/topics/<t>`` and the marker are deleted and
 the topic is forgotten (``completeDeleteTopic``). ``delete.topic.enable`` is taken as true
 (Kafka's default).
+
+Reassignments (KIP-455), as Kafka 3.9: a topic queued for deletion when one of its partitions
+starts moving again (failover, a broker starting, an ISR change) or found queued on failover
+with a partition moving is ineligible until that move completes; a topic marked while one of
+its partitions moves is *not* halted (``processTopicDeletion`` marks reassigning topics
+ineligible before it queues them, and only queued topics can be marked): it is deleted, the
+whole replica set of the move included, and the move is forgotten with the topic.
 """
 
 from __future__ import annotations
@@ -56,13 +63,15 @@ class TopicDeletionManager:
     async def init(self, queued: set[str]) -> None:
         """On failover (``initializeControllerContext`` + ``TopicDeletionManager.init``):
         queue the marked topics that exist, drop markers of topics that do not; topics with
-        a replica on a dead broker are ineligible."""
+        a replica on a dead broker or a partition being reassigned are ineligible
+        (``fetchTopicDeletionsInProgress``)."""
         ctx = self.controller.ctx
         await self._delete_markers(queued - ctx.all_topics)
         queued &= ctx.all_topics
         ctx.queue_topic_deletion(queued)
+        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
         for topic in queued:
-            if any(
+            if topic in reassigning or any(
                 not ctx.is_replica_online(r.replica, r.topic_partition)
                 for r in ctx.replicas_for_topic(topic)
             ):
@@ -77,11 +86,15 @@ class TopicDeletionManager:
         marked = set(await self.controller.zk.zk.get_children("/admin/delete_topics"))
         await self._delete_markers(marked - ctx.all_topics)
         marked &= ctx.all_topics
+        # Kafka marks the reassigning ones before queueing: only those queued already halt
+        # (a topic marked while one of its partitions moves is deleted, its move dropped).
+        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
+        self.mark_topic_ineligible_for_deletion(
+            marked & reassigning, "topic reassignment in progress"
+        )
         fresh = marked - ctx.topics_to_be_deleted
         if not fresh:
             return
-        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
-        self.mark_topic_ineligible_for_deletion(fresh & reassigning, "topic reassignment")
         ctx.queue_topic_deletion(fresh)
         await self.resume_deletions()
 

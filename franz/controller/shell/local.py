@@ -24,6 +24,11 @@ What it does, in Kafka 3.9's ``KafkaController`` order (with ``controller.py`` a
   partitions lose their leader (-1, leader epoch + 1) and list this broker as offline.
 * ``broker_listening``: this broker's endpoint (known once it listens) to every broker's
   metadata, as ``onBrokerStartup``'s UpdateMetadata.
+* ``alter_partition_reassignments`` / ``list_partition_reassignments``: KIP-455 with one live
+  broker (``franz.controller.reassignment``'s checks): an added replica must be a live broker,
+  so an accepted target is the partition's replica set and the move is complete at once, as
+  Kafka's phase B: the leader epoch + 1 (the stored state), LeaderAndIsr, UpdateMetadata.
+  Nothing is ever listed as moving.
 * ``alter_partition``: ``processAlterPartition`` in process, for the broker's own
   ``AlterPartitionManager`` (the same validation as cluster mode's,
   ``franz.controller.alter_partition``; the broker epoch is -1 here): accepted states are
@@ -48,7 +53,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from franz.controller.alter_partition import (
@@ -60,10 +65,21 @@ from franz.controller.batch import ControllerBrokerRequestBatch, ControlRequest
 from franz.controller.context import Broker, ControllerContext, EndPoint
 from franz.controller.election import ElectionStrategy
 from franz.controller.model import (
+    NO_LEADER,
     LeaderIsrAndControllerEpoch,
     PartitionAndReplica,
     ReplicaAssignment,
     TopicPartition,
+)
+from franz.controller.reassignment import (
+    NONE,
+    AlterReassignmentsResult,
+    ApiError,
+    ListReassignmentsResult,
+    ongoing_reassignments,
+    plan_api_reassignments,
+    trigger_error,
+    update_leader_epoch,
 )
 from franz.controller.requests import LeaderAndIsrRequest, StopReplicaRequest
 from franz.controller.shell.alter_partition import AlterPartitionResult, group_outcomes
@@ -188,6 +204,34 @@ class LocalController:
         self._run(run)
         return results[0] if results else AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
 
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> AlterReassignmentsResult:
+        """``processApiPartitionReassignment`` in process (module docstring)."""
+        results: dict[TopicPartition, ApiError] = {}
+
+        def run() -> None:
+            ctx = self.ctx
+            plan = plan_api_reassignments(ctx, reassignments)
+            results.update(plan.errors)
+            for tp, reassignment in plan.to_reassign.items():
+                results[tp] = trigger_error(ctx, tp) or self._complete_reassignment(
+                    tp, reassignment
+                )
+
+        if self._ctx is None or self._busy:
+            return AlterReassignmentsResult(ApiError.of(ErrorCode.NOT_CONTROLLER))
+        self._run(run)
+        return AlterReassignmentsResult(NONE, results)
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None
+    ) -> ListReassignmentsResult:
+        """``processListPartitionReassignments``: nothing ever moves on one broker."""
+        if self._ctx is None:
+            return ListReassignmentsResult(ApiError.of(ErrorCode.NOT_CONTROLLER))
+        return ListReassignmentsResult(NONE, ongoing_reassignments(self.ctx, partitions))
+
     def broker_listening(self, host: str, port: int, security_protocol: int = 0) -> None:
         """This broker listens: its endpoint to the metadata of every broker."""
 
@@ -268,6 +312,37 @@ class LocalController:
         """This broker's replicas of ``partitions`` are on a failed log dir."""
         tps = set(partitions)
         self._run(lambda: self._replicas_offline(tps))
+
+    def _complete_reassignment(
+        self, tp: TopicPartition, reassignment: ReplicaAssignment
+    ) -> ApiError:
+        """``onPartitionReassignment`` of a move that is complete at once: the only live
+        broker hosts every partition, so an accepted target is the replica set. As Kafka's
+        phase B: the leader, live and a target replica, gets a new leader epoch (else the
+        reassign election), LeaderAndIsr, UpdateMetadata to every broker."""
+        ctx = self.ctx
+        if reassignment.is_being_reassigned or reassignment.replicas != (
+            ctx.partition_replica_assignment(tp)
+        ):
+            log.error("cannot move %s to %s: one broker", tp, list(reassignment.target_replicas))
+            return ApiError.of(ErrorCode.UNKNOWN_SERVER_ERROR)
+        info = ctx.partition_leadership_info.get(tp)
+        leader = NO_LEADER if info is None else info.leader_and_isr.leader
+        if leader in reassignment.replicas and ctx.is_replica_online(leader, tp):
+            cid = self.controller_id
+            self._handle(update_leader_epoch(ctx, tp, info, reassignment, controller_id=cid))
+        else:
+            self._handle(
+                partition_state_changes(
+                    ctx,
+                    [tp],
+                    P.ONLINE_PARTITION,
+                    ElectionStrategy.REASSIGN,
+                    controller_id=self.controller_id,
+                )
+            )
+        self._send_update_metadata(ctx.live_or_shutting_down_broker_ids, {tp})
+        return NONE
 
     # -- failover ---------------------------------------------------------------------------
 

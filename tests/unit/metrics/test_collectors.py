@@ -71,6 +71,10 @@ def test_replica_manager_collector() -> None:
         {
             TopicPartition("t", 0): FakePartition(True, [1, 2, 3], [1, 2], 2),
             TopicPartition("t", 1): FakePartition(False, [2, 3, 1], [2, 3, 1], 2),
+            # Led, moving to [1, 4]: 4 is being added, not counted as under-replicated.
+            TopicPartition("t", 2): FakePartition(
+                True, [1, 4, 2], [1, 2], 2, adding_replicas=(4,), removing_replicas=(2,)
+            ),
         },
         isr_expands=4,
         isr_shrinks=3,
@@ -79,12 +83,13 @@ def test_replica_manager_collector() -> None:
     samples = scrape(ReplicaManagerCollector(lambda: manager))
     prefix = "kafka_server_replicamanager_"
     assert samples == {
-        (prefix + "leadercount", ()): ("gauge", 1),
-        (prefix + "partitioncount", ()): ("gauge", 2),
+        (prefix + "leadercount", ()): ("gauge", 2),
+        (prefix + "partitioncount", ()): ("gauge", 3),
         (prefix + "offlinereplicacount", ()): ("gauge", 0),
         (prefix + "underreplicatedpartitions", ()): ("gauge", 1),
         (prefix + "underminisrpartitioncount", ()): ("gauge", 0),
-        (prefix + "atminisrpartitioncount", ()): ("gauge", 1),
+        (prefix + "atminisrpartitioncount", ()): ("gauge", 2),
+        (prefix + "reassigningpartitions", ()): ("gauge", 1),
         (prefix + "isrexpands_total", ()): ("counter", 4),
         (prefix + "isrshrinks_total", ()): ("counter", 3),
         (prefix + "failedisrupdates_total", ()): ("counter", 1),

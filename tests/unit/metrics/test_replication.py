@@ -40,6 +40,16 @@ class FakePartition:
     isr: list[int]
     effective_min_isr: int = 1
     log: FakeLog = field(default_factory=FakeLog)
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def replication_factor(self) -> int:
+        return len([r for r in self.replicas if r not in self.adding_replicas])
 
 
 def test_replica_manager_gauges_count_as_kafka() -> None:
@@ -67,6 +77,20 @@ def test_replica_manager_gauges_count_as_kafka() -> None:
         False,
         False,
     ]
+
+
+def test_partitions_being_reassigned_keep_their_original_replication_factor() -> None:
+    """Kafka's ``OngoingReassignmentState``: a replica being added does not make its
+    partition under-replicated until it is in the ISR; the leader counts the partition as
+    reassigning (``ReassigningPartitions``)."""
+    adding = FakePartition(True, [2, 3, 1], [2, 1], 1, adding_replicas=(3,), removing_replicas=(1,))
+    caught_up = FakePartition(True, [2, 3, 1], [2, 1, 3], 1, adding_replicas=(3,))
+    shrunk = FakePartition(True, [2, 3, 1], [2], 1, adding_replicas=(3,), removing_replicas=(1,))
+    followed = FakePartition(False, [2, 3, 1], [], 1, adding_replicas=(3,))
+    gauges = replica_manager_gauges([adding, caught_up, shrunk, followed])
+    assert gauges.under_replicated_partitions == 1  # only the ISR of one below RF 2
+    assert gauges.reassigning_partitions == 3  # led ones only
+    assert [is_under_replicated(p) for p in (adding, caught_up, shrunk)] == [False, False, True]
 
 
 def test_no_partitions_no_counts() -> None:
