@@ -4,16 +4,10 @@
 The reassignment scenarios are those ``tests/reference/test_reassign_partitions.py`` runs on
 Apache Kafka 3.9 with Kafka's own tool (``tests.support.reassign_scenarios``): the same
 steps, the same expected texts and effects, here with ``franz reassign-partitions`` only.
-They need the brokers to serve AlterPartitionReassignments (45) and
-ListPartitionReassignments (46): until every broker lists both in ApiVersions they are
-skipped with that reason. The throttled ones also need the brokers to take
-``leader.replication.throttled.rate`` as a dynamic broker config (checked with a
-validate-only IncrementalAlterConfigs), since they rely on the throttle holding a move back.
-
-Meanwhile the tools' answers to a cluster without those APIs are checked: a one-line error
-naming the missing API (nothing changes), and ``--verify`` reporting from the current
-replicas. ``franz log-dirs`` (DescribeLogDirs, served) and the refusal of log-dir moves
-(Franz does not serve AlterReplicaLogDirs, 34) run unguarded.
+The brokers serve AlterPartitionReassignments (45) and ListPartitionReassignments (46)
+and take the replication throttles as dynamic configs (the fixtures check both first).
+``franz log-dirs`` (DescribeLogDirs) and the refusal of log-dir moves (Franz does not serve
+AlterReplicaLogDirs, 34) run too.
 """
 
 from __future__ import annotations
@@ -42,8 +36,6 @@ from tests.support.reassign import (
     outcome,
     partitions,
     produce,
-    reassign,
-    verify_text,
     write_plan,
 )
 from tests.support.reassign_scenarios import (
@@ -90,23 +82,15 @@ def takes_throttle_rates(cluster: Cluster) -> bool:
 
 @pytest.fixture
 def reassignable(cluster: Cluster) -> str:
-    """The cluster's bootstrap; skips until the brokers serve the reassignment APIs."""
-    if not served_by_all(cluster, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS):
-        pytest.skip(
-            "the brokers do not list AlterPartitionReassignments (45) and "
-            "ListPartitionReassignments (46) in ApiVersions yet (the controller's side of "
-            "KIP-455 is being added)"
-        )
+    """The cluster's bootstrap, once every broker lists the reassignment APIs."""
+    assert served_by_all(cluster, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS)
     return cluster.bootstrap()
 
 
 @pytest.fixture
 def throttleable(cluster: Cluster, reassignable: str) -> str:
-    if not takes_throttle_rates(cluster):
-        pytest.skip(
-            "the brokers do not take leader.replication.throttled.rate as a dynamic config "
-            "yet (replication throttles are being added)"
-        )
+    """The same, once the brokers take ``leader.replication.throttled.rate``."""
+    assert takes_throttle_rates(cluster)
     return reassignable
 
 
@@ -126,34 +110,6 @@ def test_cancel_leaves_a_reassignment_that_only_adds_replicas(
     throttleable: str, tmp_path: Path
 ) -> None:
     cancel_skips_a_move_that_only_adds(throttleable, tmp_path, IMPLS)
-
-
-def test_without_the_reassignment_apis_nothing_changes(cluster: Cluster, tmp_path: Path) -> None:
-    """Brokers that do not serve ListPartitionReassignments: --execute, --cancel and --list
-    fail in one line naming the API and the controller; --verify still reports."""
-    if served_by_all(cluster, LIST_PARTITION_REASSIGNMENTS):
-        pytest.skip("the brokers serve ListPartitionReassignments: the scenarios above run")
-    bootstrap = cluster.bootstrap()
-    create_topic(bootstrap, "unmoved", [[1]])
-    plan = write_plan(tmp_path / "plan.json", "unmoved", {0: [2]})
-    for action, what in (
-        ("--execute", "moving replicas"),
-        ("--cancel", "cancelling reassignments"),
-    ):
-        code, out, err = run_with_plan("franz", bootstrap, action, plan)
-        assert (code, out) == (1, ""), action
-        assert err.startswith(
-            f"franz reassign-partitions: error: {what} needs ListPartitionReassignments (API 46), "
-            "which the controller (broker "
-        ), err
-        assert err.endswith(" does not serve (nothing was changed)\n"), err
-    listed = outcome(reassign("franz", bootstrap, "--list"))
-    assert listed[0] == 1 and "needs ListPartitionReassignments (API 46)" in listed[2]
-    code, out, err = run_with_plan("franz", bootstrap, "--verify", plan, "--preserve-throttles")
-    rest = ", but replica set is 1 rather than 2."
-    assert (code, out) == (0, verify_text("unmoved", {0: rest}, clears=False))
-    assert "does not serve ListPartitionReassignments (API 46), so no reassignment" in err
-    assert partitions(bootstrap, "unmoved") == {0: (1, [1], [1])}
 
 
 def test_log_dir_moves_need_alter_replica_log_dirs(cluster: Cluster, tmp_path: Path) -> None:
