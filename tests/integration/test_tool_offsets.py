@@ -284,25 +284,6 @@ def test_generate_errors(loaded: BrokerProcess, tmp_path: Path) -> None:
     assert reassign(loaded, "--generate", "--execute").returncode == 2  # one action only
 
 
-def test_execute_needs_the_reassignment_apis(loaded: BrokerProcess, tmp_path: Path) -> None:
-    """Kafka's tool first lists the ongoing reassignments (ListPartitionReassignments, 46):
-    a broker that does not serve it gets a one-line error naming the API, nothing else."""
-    from franz.admin.wire import connect
-
-    with connect(loaded.bootstrap, 10, "test") as conn:
-        if 46 in conn.versions:
-            pytest.skip("the broker serves ListPartitionReassignments")
-    plan = tmp_path / "plan.json"
-    plan.write_text(assignment_json([("t", 1), ("t", 0)]))
-    result = reassign(loaded, "--execute", "--reassignment-json-file", plan)
-    assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == (
-        "franz reassign-partitions: error: moving replicas needs ListPartitionReassignments "
-        f"(API 46), which the controller (broker 0 at {loaded.bootstrap}) does not serve "
-        "(nothing was changed)\n"
-    )
-
-
 def test_execute_refuses_bad_plans_before_asking(loaded: BrokerProcess, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text('{"version":1,"partitions":[]}')

@@ -63,3 +63,17 @@ def test_refused_options(argv: tuple[str, ...], message: str) -> None:
 def test_one_action_only() -> None:
     with pytest.raises(SystemExit):
         parse("--list", "--verify")
+
+
+def test_a_controller_without_the_reassignment_apis_gets_one_line_naming_the_api() -> None:
+    """What ``--execute`` / ``--cancel`` / ``--list`` print when the controller does not list
+    ListPartitionReassignments (a Kafka before 2.4; every Franz broker serves it now)."""
+    from franz.admin.cluster_wire import NotServed
+    from franz.cli.tools.reassign_partitions import _needs
+
+    error = _needs(NotServed(46, "the controller (broker 0 at 127.0.0.1:9092)"), "moving replicas")
+    assert str(error) == (
+        "moving replicas needs ListPartitionReassignments (API 46), which the controller "
+        "(broker 0 at 127.0.0.1:9092) does not serve (nothing was changed)"
+    )
+
