@@ -92,6 +92,7 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.DESCRIBE_CONFIGS: (0, 4),
     ApiKey.ALTER_CONFIGS: (0, 2),
     ApiKey.DESCRIBE_LOG_DIRS: (0, 4),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: (0, 2),
     ApiKey.CREATE_PARTITIONS: (0, 3),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.ELECT_LEADERS: (0, 2),
@@ -117,7 +118,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     29: "DescribeAcls",
     30: "CreateAcls",
     31: "DeleteAcls",
-    34: "AlterReplicaLogDirs",
     36: "SaslAuthenticate",
     38: "CreateDelegationToken",
     39: "RenewDelegationToken",
@@ -176,6 +176,18 @@ UNORDERED: Final[tuple[tuple[ApiKey, str, str, str], ...]] = (
     (ApiKey.CREATE_TOPICS, "topics.*.configs", "name", "v5+: Kafka iterates a hash map"),
     (ApiKey.DELETE_GROUPS, "results", "group_id", "Kafka iterates a hash map of groups"),
     (ApiKey.DESCRIBE_LOG_DIRS, "results.*.topics", "name", "Kafka iterates a hash map of logs"),
+    (
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        "results",
+        "topic_name",
+        "Kafka groups a hash map of partitions by topic",
+    ),
+    (
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        "results.*.partitions",
+        "partition_index",
+        "Kafka groups a hash map of partitions by topic",
+    ),
     (
         ApiKey.DESCRIBE_LOG_DIRS,
         "results.*.topics.*.partitions",
@@ -264,6 +276,7 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
 OLD_VERSIONS: Final[dict[tuple[ApiKey, int], tuple[int, int, bool]]] = {
     (ApiKey.OFFSET_FETCH, 0): (1, 0, False),  # v0 = v1 (v0 read ZooKeeper in Kafka)
     (ApiKey.DESCRIBE_LOG_DIRS, 0): (1, 0, False),  # v0 = v1
+    (ApiKey.ALTER_REPLICA_LOG_DIRS, 0): (1, 0, False),  # v0 = v1
     (ApiKey.DELETE_TOPICS, 0): (1, 0, True),  # v1 response = throttle_time_ms + v0's
     (ApiKey.CREATE_TOPICS, 1): (2, 0, True),  # v2 response = throttle_time_ms + v1's
 }

@@ -15,6 +15,7 @@ from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
     alter_configs,
     alter_partition,
+    alter_replica_log_dirs,
     api_versions,
     controlled_shutdown,
     create_partitions,
@@ -69,6 +70,7 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: incremental_alter_configs.handle,
     ApiKey.DESCRIBE_CLUSTER: describe_cluster.handle,
     ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
+    ApiKey.ALTER_REPLICA_LOG_DIRS: alter_replica_log_dirs.handle,
     ApiKey.FIND_COORDINATOR: find_coordinator.handle,
     ApiKey.JOIN_GROUP: join_group.handle,
     ApiKey.SYNC_GROUP: sync_group.handle,
