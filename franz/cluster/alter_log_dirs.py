@@ -370,9 +370,12 @@ class ReplicaAlterLogDirsManager:
                     self._step(tp)
                 except Exception:
                     # Kafka's markPartitionFailed: this partition is copied no more (until a
-                    # LeaderAndIsr or a restart adds it again); the others go on.
+                    # LeaderAndIsr or a restart adds it again); the others go on. A future
+                    # replica lost with its dir no longer holds compaction back.
                     log.exception("copying %s to its future replica failed", tp)
                     self._copying.pop(tp, None)
+                    if self.log_manager.get_future_log(tp) is None:
+                        self._detach(tp)
                 await asyncio.sleep(0)
         finally:
             if self._copiers.get(copier) is asyncio.current_task():

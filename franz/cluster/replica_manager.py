@@ -358,7 +358,10 @@ class ReplicaManager:
                 try:
                     if partition is not None:
                         self.remove_partition(tp, delete=True, leader_epoch=leader_epoch)
-                    elif self.log_manager.get_log(tp) is not None:
+                    elif (
+                        self.log_manager.get_log(tp) is not None
+                        or self.log_manager.get_future_log(tp) is not None
+                    ):
                         self.log_manager.delete_log(tp)
                 except OSError as exc:
                     log.error("StopReplica could not delete %s: %s", tp, exc)

@@ -78,9 +78,7 @@ def test_a_future_log_is_created_in_another_dir_only(
     assert manager.futures.create(TP, b, TOPIC_ID) is future  # already there
 
 
-def test_no_future_log_while_a_dir_is_offline(
-    tmp_path: Path, open_manager: ManagerFactory
-) -> None:
+def test_no_future_log_while_a_dir_is_offline(tmp_path: Path, open_manager: ManagerFactory) -> None:
     """Kafka's ``getOrCreateLog(isNew = false)``: a future log while some dir is offline could
     be a second one (the offline dir may hold one)."""
     a, b = dirs(tmp_path)
