@@ -21,6 +21,7 @@ dirs (AlterReplicaLogDirs, as ``--execute`` sends it for a ``log_dirs`` entry), 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from confluent_kafka.admin import (
 
 from franz.admin.wire import connect
 from franz.errors import ErrorCode
-from tests.support.cluster import Cluster, new_chroot, start_cluster
+from tests.support.cluster import AckedProducer, Cluster, log_bytes, new_chroot, start_cluster
 from tests.support.reassign import (
     client,
     consume,
@@ -297,3 +298,39 @@ def test_log_dir_move_reported_by_verify_and_log_dirs(cluster: Cluster, tmp_path
     eventually(lambda: partitions(cluster.bootstrap(), topic).get(0, (-1,))[0] == 3, 60, "led")
     assert replica_dirs(cluster.bootstrap(), 3, topic, 0) == {target: False}
     assert consume(cluster.bootstrap(), topic, 0, SLOW_RECORDS) == sent
+
+
+def test_a_follower_replica_moves_while_it_replicates(cluster: Cluster) -> None:
+    """Broker 3 follows broker 1's partition while its replica moves to its other log dir:
+    an acks=all producer goes on, the follower stays in the ISR, and the moved replica holds
+    the leader's bytes exactly (the copier copies the follower's log as its fetcher appends
+    to it)."""
+    bootstrap = cluster.bootstrap()
+    topic = "dirs-follower"
+    create_topic(bootstrap, topic, [[1, 3]])
+    produce(bootstrap, topic, 0, SLOW_RECORDS, SLOW_SIZE)
+    (now,) = replica_dirs(bootstrap, 3, topic, 0)
+    (target,) = [d for d in log_dirs_of(cluster, 3) if d != now]
+    set_log_dir_rate(bootstrap, 3, 1_000_000)
+    producer = AckedProducer(bootstrap, topic, [0], pad=b"f" * 200)
+    try:
+        eventually(lambda: producer.count() > 100, 30, "the producer runs")
+        moved = client(bootstrap).alter_replica_log_dirs(3, {(topic, 0): target})
+        assert moved == {(topic, 0): ErrorCode.NONE}
+        assert replica_dirs(bootstrap, 3, topic, 0) == {now: False, target: True}
+        time.sleep(2)
+        set_log_dir_rate(bootstrap, 3, None)
+        eventually(lambda: replica_dirs(bootstrap, 3, topic, 0) == {target: False}, 60, "moved")
+        count = producer.count()
+        eventually(lambda: producer.count() > count + 100, 30, "the producer goes on")
+    finally:
+        assert producer.stop() == 0
+    assert producer.errors == []
+    assert partitions(bootstrap, topic)[0] == (1, [1, 3], [1, 3])
+    leader, follower = cluster.brokers[1], cluster.brokers[3]
+    eventually(
+        lambda: log_bytes(follower, topic) == log_bytes(leader, topic),
+        30,
+        "the moved follower holds the leader's bytes",
+    )
+    assert Path(target, f"{topic}-0").is_dir()
