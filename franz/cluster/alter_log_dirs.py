@@ -33,7 +33,8 @@ partition's appends or fetcher for the current log, the copier for the future on
 * the future log is checked against the current one as a follower against its leader
   (KIP-320, ``future_truncation_offset``): truncated where it diverges (the current log was
   truncated by its follower fetcher), restarted empty at the current log start offset when
-  it ends below it (retention, DeleteRecords);
+  it ends below it (retention, DeleteRecords; at the start of the batch holding it when
+  that offset is inside a batch, as Kafka's follower append does);
 * up to ``replica.fetch.max.bytes`` of whole batches from the future log's end offset are
   read from the current log up to its end offset (Kafka's ``FetchIsolation.LOG_END``) and
   appended byte for byte (``Log.append_as_follower``: offsets, leader epochs, producer
@@ -59,7 +60,9 @@ the next LeaderAndIsr); a deleted partition takes its future replica with it.
 
 Differences from Kafka: the copy reads the current log directly rather than through a Fetch
 to the local replica manager (same bytes, same rules); the future replica's leader epoch
-cache takes the current one's epochs that no batch carries yet when it is promoted.
+cache takes the current one's epochs that no batch carries yet when it is promoted; an
+AlterReplicaLogDirs naming the dir a stopped copy (StopReplica) was moving to resumes it
+(Kafka waits for the next LeaderAndIsr).
 
 Concurrency: the broker's event loop; a copier's step runs between awaits.
 """
@@ -401,6 +404,11 @@ class ReplicaAlterLogDirsManager:
         limit = max(min(self.config.fetch_max_bytes, future.config.segment_bytes), 1)
         data = current.read(future.log_end_offset, limit, min_one_message=True).read_bytes()
         if data:
+            first = int.from_bytes(data[:8], "big", signed=True)  # the batch's baseOffset
+            if first < future.log_end_offset == future.log_start_offset:
+                # The current log starts inside a batch (DeleteRecords): the empty future
+                # log starts at that batch, as Kafka's UnexpectedAppendOffsetException case.
+                future.truncate_fully_and_start_at(first)
             future.append_as_follower(data)
         self.quota.record(len(data))
         self._follow_offsets(current, future)

@@ -375,3 +375,23 @@ def test_deleting_a_moving_partition_deletes_both_logs(broker: Broker) -> None:
         await asyncio.sleep(0.05)
 
     asyncio.run(main())
+
+
+def test_a_log_starting_inside_a_batch_moves_from_that_batch(broker: Broker) -> None:
+    """DeleteRecords left the log start offset inside a batch: the future log starts at the
+    batch (Kafka's ``UnexpectedAppendOffsetException`` case) and keeps the start offset."""
+
+    async def main() -> None:
+        broker.replicas.become_leader_or_follower([leader(0)], IDS)
+        broker.append(BATCHES)
+        source = broker.current()
+        source.maybe_increment_log_start_offset(31)  # batches hold offsets 30-32, ...
+        target = next(d for d in broker.dirs if d != source.dir.parent)
+        assert broker.move(target) == ErrorCode.NONE
+        await until(lambda: not broker.mover.is_copying(TP), "the move completes")
+        moved = broker.current()
+        assert moved.dir.parent == target
+        assert (moved.log_start_offset, moved.segments[0].base_offset) == (31, 30)
+        assert read_records(moved) == read_records(source)
+
+    asyncio.run(main())
