@@ -129,15 +129,15 @@ def test_a_partition_moves_with_its_data_while_clients_produce_and_consume(
 ) -> None:
     topic = "moving"
     create_topic(broker.bootstrap, topic, [[0]])
-    loaded = produce(broker.bootstrap, topic, 0, 4000, 1000)
+    loaded = produce(broker.bootstrap, topic, 0, 6000, 1000)
     source, target = current_and_other(broker, topic)
-    set_rate(broker, 1 * MB)
+    set_rate(broker, MB // 2)
     producer = AckedProducer(broker.bootstrap, topic, [0], pad=b"p" * 100)
     reader = Reader(broker, topic)
     try:
         reader.read(0.5)
         assert move(broker, topic, target) == ErrorCode.NONE
-        # Throttled at 1 MB/s, the 4 MB take seconds: the future replica shows meanwhile.
+        # Throttled at 500 kB/s, the 6 MB take ~10 s: the future replica shows meanwhile.
         lags: list[int] = []
 
         def future_seen() -> bool:
@@ -189,9 +189,10 @@ def test_a_partition_moves_with_its_data_while_clients_produce_and_consume(
 def test_a_move_survives_a_clean_restart_and_a_crash(broker: BrokerProcess) -> None:
     topic = "resumed"
     create_topic(broker.bootstrap, topic, [[0]])
-    values = produce(broker.bootstrap, topic, 0, 8000, 1000)
+    values = produce(broker.bootstrap, topic, 0, 10_000, 1000)
     source, target = current_and_other(broker, topic)
-    set_rate(broker, MB // 2)  # 16 s for the 8 MB: the restarts come well before the end
+    # ~1 MiB at each (re)start, then 250 kB/s: the restarts come well before the end.
+    set_rate(broker, MB // 4)
     assert move(broker, topic, target) == ErrorCode.NONE
 
     def copied() -> int:
