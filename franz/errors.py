@@ -36,6 +36,7 @@ __all__ = [
     "InvalidTopicError",
     "KafkaStorageError",
     "LogDirLockedError",
+    "LogDirNotFoundError",
     "NotEnoughReplicasError",
     "NotLeaderOrFollowerError",
     "OffsetOutOfRangeError",
@@ -45,6 +46,7 @@ __all__ = [
     "RecordBatchTooLargeError",
     "RecordError",
     "RecordTooLargeError",
+    "ReplicaNotAvailableError",
     "RequestTimedOutError",
     "TopicAlreadyExistsError",
     "UnknownProducerIdError",
@@ -598,6 +600,19 @@ class KafkaStorageError(ApiError):
     """Disk error while accessing a log file."""
 
     code = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+class LogDirNotFoundError(ApiError):
+    """A log dir named in a request is not one of ``log.dirs`` (AlterReplicaLogDirs)."""
+
+    code = ErrorCode.LOG_DIR_NOT_FOUND
+
+
+class ReplicaNotAvailableError(ApiError):
+    """The replica is not on this broker (yet): AlterReplicaLogDirs of a partition not
+    hosted here, which Kafka answers so for compatibility."""
+
+    code = ErrorCode.REPLICA_NOT_AVAILABLE
 
 
 class OffsetOutOfRangeError(ApiError):

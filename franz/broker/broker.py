@@ -63,6 +63,7 @@ from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
 from franz.clock import Clock, SystemClock
+from franz.cluster.alter_log_dirs import AlterLogDirsConfig, ReplicaAlterLogDirsManager
 from franz.cluster.alter_partition import AlterPartitionManager
 from franz.cluster.replica_fetcher import ReplicaFetcherConfig, ReplicaFetcherManager
 from franz.cluster.replica_manager import ReplicaManager
@@ -219,6 +220,13 @@ class Broker:
             self.broker_id,
             num_samples=config.get("replication.quota.window.num"),
             window_seconds=config.get("replication.quota.window.size.seconds"),
+        )
+        # Moves between this broker's log dirs (KIP-113), throttled by their own quota.
+        self.replica_manager.alter_log_dirs_manager = ReplicaAlterLogDirsManager(
+            self.replica_manager,
+            self.replication_quotas.alter_log_dirs,
+            AlterLogDirsConfig.from_broker_config(config.get, len(log_dirs)),
+            is_known=lambda tp: self.metadata_cache.partition_info(*tp) is not None,
         )
         if self.zookeeper_connect is not None:
             # Followers copy their leaders' logs (Kafka's ReplicaFetcherManager).
@@ -590,6 +598,8 @@ class Broker:
         self.replica_manager.begin_shutdown()
         if self.replica_manager.replica_fetcher_manager is not None:
             await self.replica_manager.replica_fetcher_manager.shutdown()
+        if self.replica_manager.alter_log_dirs_manager is not None:
+            await self.replica_manager.alter_log_dirs_manager.shutdown()
         self.group_coordinator.shutdown()
         await self._leave_zookeeper()
         await self.server.shutdown()

@@ -49,7 +49,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from franz.clock import Clock, SystemClock
 from franz.cluster.partition import (
@@ -70,6 +70,9 @@ from franz.errors import (
 from franz.storage.files import TopicPartition
 from franz.storage.log import LogAppendInfo
 from franz.storage.log_manager import LogManager
+
+if TYPE_CHECKING:
+    from franz.cluster.alter_log_dirs import ReplicaAlterLogDirsManager
 
 __all__ = ["LeadershipListener", "ReplicaManager"]
 
@@ -129,6 +132,8 @@ class ReplicaManager:
         #: Cluster mode: the followers' fetchers (``franz.cluster.replica_fetcher``), set by
         #: the broker; None in embedded mode (no followers).
         self.replica_fetcher_manager: ReplicaFetcherManager | None = None
+        #: Log-dir moves (``franz.cluster.alter_log_dirs``), set by the broker.
+        self.alter_log_dirs_manager: ReplicaAlterLogDirsManager | None = None
         #: The counts of Kafka's IsrExpandsPerSec, IsrShrinksPerSec and FailedIsrUpdatesPerSec
         #: meters (this broker's ISR changes as a leader; ``franz.metrics`` exports them).
         self.isr_expands = 0
@@ -204,6 +209,7 @@ class ReplicaManager:
         errors: dict[TopicPartition, ApiError] = {}
         new_leaders: list[Partition] = []
         new_followers: list[Partition] = []
+        applied: list[Partition] = []
         for state in states:
             tp = TopicPartition(state.topic_name, state.partition_index)
             partition = self.partitions.get(tp)
@@ -231,6 +237,7 @@ class ReplicaManager:
                 except KafkaStorageError as exc:
                     errors[tp] = exc
                     continue
+            applied.append(partition)
             if state.leader == self.broker_id:
                 epoch_before = partition.leader_epoch
                 if partition.make_leader(state) or state.leader_epoch != epoch_before:
@@ -244,6 +251,8 @@ class ReplicaManager:
                 self._complete_delayed_produce(tp)
                 self._wake(tp)
         self._update_fetchers(new_leaders, new_followers)
+        if self.alter_log_dirs_manager is not None:
+            self.alter_log_dirs_manager.maybe_add_log_dir_fetchers(applied)
         self._notify_leadership(new_leaders, new_followers)
         return errors
 
@@ -306,6 +315,8 @@ class ReplicaManager:
         partition = self.partitions.pop(tp, None)
         if self.replica_fetcher_manager is not None:
             self.replica_fetcher_manager.remove_fetcher_for_partitions([tp])
+        if self.alter_log_dirs_manager is not None:
+            self.alter_log_dirs_manager.forget(tp)
         self._wake(tp)
         self._complete_delayed_produce(tp)
         if delete:
@@ -341,11 +352,16 @@ class ReplicaManager:
                 continue
             if self.replica_fetcher_manager is not None:
                 self.replica_fetcher_manager.remove_fetcher_for_partitions([tp])
+            if self.alter_log_dirs_manager is not None:
+                self.alter_log_dirs_manager.remove_fetcher_for_partitions([tp])
             if delete:
                 try:
                     if partition is not None:
                         self.remove_partition(tp, delete=True, leader_epoch=leader_epoch)
-                    elif self.log_manager.get_log(tp) is not None:
+                    elif (
+                        self.log_manager.get_log(tp) is not None
+                        or self.log_manager.get_future_log(tp) is not None
+                    ):
                         self.log_manager.delete_log(tp)
                 except OSError as exc:
                     log.error("StopReplica could not delete %s: %s", tp, exc)

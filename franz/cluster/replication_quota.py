@@ -1,6 +1,9 @@
 """Replication throttles (KIP-73): Kafka 3.9's ``ReplicationQuotaManager``, one for the leader
-side and one for the follower side of a broker. Sans-IO: values in, decisions out, time from
-an injected ``Clock``.
+side and one for the follower side of a broker, and one for the moves between its log dirs
+(``replica.alter.log.dirs.io.max.bytes.per.second``, Kafka's ``QuotaType.AlterLogDirsReplication``,
+KIP-113: every byte a future replica copies counts and every copy waits while the rate is
+exceeded, ``franz.cluster.alter_log_dirs``). Sans-IO: values in, decisions out, time from an
+injected ``Clock``.
 
 Kafka's rules, followed here:
 
@@ -58,6 +61,7 @@ from franz.config.defs import LONG_MAX
 from franz.config.quota import (
     FOLLOWER_REPLICATION_THROTTLED_RATE,
     LEADER_REPLICATION_THROTTLED_RATE,
+    REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
     AllReplicas,
     replication_quota_bound,
     throttled_partitions,
@@ -206,9 +210,11 @@ class ReplicationQuota:
 
 
 class ReplicationQuotas:
-    """A broker's two replication quotas (Kafka's ``QuotaManagers.leader`` / ``.follower``)."""
+    """A broker's replication quotas (Kafka's ``QuotaManagers.leader`` / ``.follower`` /
+    ``.alterLogDirs``). The last throttles every future replica: its ``is_throttled`` is
+    never asked."""
 
-    __slots__ = ("follower", "leader")
+    __slots__ = ("alter_log_dirs", "follower", "leader")
 
     def __init__(
         self,
@@ -232,6 +238,9 @@ class ReplicationQuotas:
             num_samples=num_samples,
             window_seconds=window_seconds,
         )
+        self.alter_log_dirs = ReplicationQuota(
+            clock, broker_id, "", num_samples=num_samples, window_seconds=window_seconds
+        )
 
     def reconfigure(
         self, dynamic_broker: Mapping[str, Any], dynamic_default: Mapping[str, Any]
@@ -245,5 +254,10 @@ class ReplicationQuotas:
         self.follower.update_quota(
             replication_quota_bound(
                 FOLLOWER_REPLICATION_THROTTLED_RATE, dynamic_broker, dynamic_default
+            )
+        )
+        self.alter_log_dirs.update_quota(
+            replication_quota_bound(
+                REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, dynamic_broker, dynamic_default
             )
         )

@@ -288,6 +288,15 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
     ConfigKey(
+        "num.replica.alter.log.dirs.threads",
+        _I,
+        None,
+        "Copier tasks moving replicas between this broker's log dirs (Kafka's "
+        "ReplicaAlterLogDirsThreads); unset: one per log dir. A partition's copier is "
+        "abs(31 * topic.hashCode + partition) % this; each copies one partition at a time.",
+        at_least(1),
+    ),
+    ConfigKey(
         "replica.fetch.max.bytes",
         _I,
         1048576,

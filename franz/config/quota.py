@@ -9,9 +9,8 @@ at least 0, default ``Long.MAX_VALUE`` (unbounded), set **only** as dynamic brok
                                                     of its throttled replicas
     follower.replication.throttled.rate             bytes/s a follower fetches for its
                                                     throttled replicas
-    replica.alter.log.dirs.io.max.bytes.per.second  bytes/s of moves between log dirs
-                                                    (accepted and stored; Franz moves no
-                                                    replica between log dirs yet)
+    replica.alter.log.dirs.io.max.bytes.per.second  bytes/s future replicas copy (moves
+                                                    between the log dirs of a broker)
 
 Kafka's ``BrokerConfigHandler`` takes a rate from the broker's own dynamic configs, else the
 cluster-wide dynamic default, else ``Long.MAX_VALUE``: a value in ``server.properties`` is

@@ -58,6 +58,7 @@ class ApiKey(enum.IntEnum):
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
+    ALTER_REPLICA_LOG_DIRS = 34
     DESCRIBE_LOG_DIRS = 35
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
@@ -110,6 +111,7 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.INIT_PRODUCER_ID: ApiSupport(0, 0, 5, 2),
     ApiKey.DESCRIBE_CONFIGS: ApiSupport(0, 1, 4, 4, legacy_from=0),
     ApiKey.ALTER_CONFIGS: ApiSupport(0, 0, 2, 2),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: ApiSupport(0, 1, 2, 2, legacy_from=0),
     ApiKey.DESCRIBE_LOG_DIRS: ApiSupport(0, 1, 4, 2, legacy_from=0),
     ApiKey.CREATE_PARTITIONS: ApiSupport(0, 0, 3, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiSupport(0, 0, 1, 1),

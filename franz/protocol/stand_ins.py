@@ -8,6 +8,7 @@ older versions), and whose response is the stand-in response re-encoded by ``enc
 
     OffsetFetch v0       = v1 (request and response; v0 read ZooKeeper in Kafka, see the handler)
     DescribeLogDirs v0   = v1
+    AlterReplicaLogDirs v0 = v1
     DeleteTopics v0      = v1 request; v1 response = throttle_time_ms int32 + v0 response
     CreateTopics v1      = v2 request; v2 response = throttle_time_ms int32 + v1 response
     CreateTopics v0      = v1 request without the trailing validate_only bool (false);
@@ -87,6 +88,7 @@ def _describe_configs_v0(response: Any) -> bytes:
 STAND_INS: Final[dict[tuple[int, int], StandIn]] = {
     (ApiKey.OFFSET_FETCH, 0): StandIn(1),
     (ApiKey.DESCRIBE_LOG_DIRS, 0): StandIn(1),
+    (ApiKey.ALTER_REPLICA_LOG_DIRS, 0): StandIn(1),
     (ApiKey.DELETE_TOPICS, 0): StandIn(1, encode=_without_throttle_time),
     (ApiKey.CREATE_TOPICS, 1): StandIn(2, encode=_without_throttle_time),
     (ApiKey.CREATE_TOPICS, 0): StandIn(2, b"\x00", _create_topics_v0),

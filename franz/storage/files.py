@@ -13,7 +13,11 @@ the same way after the offset they were taken at (the log end offset then).
 
 Suffixes mark a file's life cycle: ``.deleted`` (scheduled for deletion after
 ``file.delete.delay.ms``), ``.cleaned`` and ``.swap`` (compaction in progress). A partition
-directory being deleted is renamed ``<topic>-<partition>.<uuid>-delete``.
+directory being deleted is renamed ``<topic>-<partition>.<uuid>-delete``; a future replica
+(a replica being moved to another log dir, KIP-113) lives in
+``<topic>-<partition>.<uuid>-future`` of its target dir until it replaces the current one
+(Kafka's ``UnifiedLog.logFutureDirName``; the uuid is 32 hex digits, Java's
+``UUID.randomUUID`` without dashes).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 __all__ = [
     "CLEANED_SUFFIX",
     "DELETED_SUFFIX",
+    "DELETE_DIR_SUFFIX",
+    "FUTURE_DIR_SUFFIX",
     "INDEX_SUFFIX",
     "LOG_SUFFIX",
     "SNAPSHOT_SUFFIX",
@@ -34,7 +40,9 @@ __all__ = [
     "TopicPartition",
     "delete_dir_name",
     "file_name_prefix",
+    "future_dir_name",
     "offset_from_file_name",
+    "parse_future_dir_name",
     "parse_partition_dir_name",
     "segment_file",
 ]
@@ -48,10 +56,12 @@ DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
 
 # Kafka's legal topic names: [a-zA-Z0-9._-], 1..249 characters.
 _TOPIC = r"[a-zA-Z0-9._-]{1,249}"
 _PARTITION_DIR = re.compile(rf"^({_TOPIC})-(\d+)$")
+_FUTURE_DIR = re.compile(rf"^({_TOPIC})-(\d+)\.[0-9a-f]{{32}}{FUTURE_DIR_SUFFIX}$")
 
 
 class TopicPartition(tuple[str, int]):
@@ -108,3 +118,16 @@ def parse_partition_dir_name(name: str) -> TopicPartition | None:
 def delete_dir_name(tp: TopicPartition) -> str:
     """Kafka's name for a partition dir awaiting deletion: ``topic-0.<uuid hex>-delete``."""
     return f"{tp.dir_name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+
+
+def future_dir_name(tp: TopicPartition) -> str:
+    """Kafka's name for a future replica's dir: ``topic-0.<uuid hex>-future``."""
+    return f"{tp.dir_name}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
+
+
+def parse_future_dir_name(name: str) -> TopicPartition | None:
+    """``<topic>-<partition>.<uuid hex>-future`` -> TopicPartition; None for anything else."""
+    match = _FUTURE_DIR.match(name)
+    if match is None:
+        return None
+    return TopicPartition(match.group(1), int(match.group(2)))

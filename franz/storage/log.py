@@ -920,9 +920,15 @@ class Log:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def rename_dir(self, new_dir: Path) -> None:
+        """Rename the partition dir (a deletion's ``-delete``, a future replica's promotion):
+        open handles stay valid, every path follows (Kafka's ``renameDir`` with
+        ``shouldReinitialize``). Raises ``OSError``; the caller decides what failed."""
         os.replace(self.dir, new_dir)
         self.dir = new_dir
         self.producer_state.dir = new_dir
+        self.leader_epoch_cache.path = new_dir / self.leader_epoch_cache.path.name
+        for segment in (*self._segments, *(pending for _, pending in self._pending_deletes)):
+            segment.update_parent_dir(new_dir)
 
     def remove_expired_producers(self) -> int:
         """Drop producers idle for ``producer.id.expiration.ms``; returns how many."""

@@ -17,7 +17,10 @@ clean shutdown no log bytes are read; otherwise the unflushed part of each log i
 (``franz.storage.log_loader``). The clean-shutdown marker is removed once loading is done,
 so a crash from then on is detected at the next start.
 
-New partitions go to the live dir holding the fewest partitions. An I/O error in one dir
+New partitions go to the live dir holding the fewest partitions, or to the dir an
+AlterReplicaLogDirs asked for before they existed. Future replicas (``<topic>-<partition>
+.<uuid>-future`` dirs: a replica moving to another dir, KIP-113) are kept by
+``franz.storage.future_logs`` and counted with the others. An I/O error in one dir
 takes that dir's logs offline (their requests get KAFKA_STORAGE_ERROR); the other dirs keep
 serving (Kafka's ``LogDirFailureChannel``). When the last online dir fails, a broker has
 nothing left to serve: the manager logs Kafka's fatal line ("Shutdown broker because all log
@@ -55,6 +58,7 @@ from franz.errors import (
     InconsistentBrokerMetadataError,
     KafkaStorageError,
     LogDirLockedError,
+    LogDirNotFoundError,
 )
 from franz.storage.checkpoints import (
     HIGH_WATERMARK_CHECKPOINT,
@@ -68,8 +72,10 @@ from franz.storage.files import (
     DELETE_DIR_SUFFIX,
     TopicPartition,
     delete_dir_name,
+    parse_future_dir_name,
     parse_partition_dir_name,
 )
+from franz.storage.future_logs import FutureLogs
 from franz.storage.log import Log
 from franz.storage.producer_state import (
     DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
@@ -115,7 +121,7 @@ class LogManager:
         if len(set(self.log_dirs)) != len(self.log_dirs):
             raise ValueError(f"duplicate log dirs in {[str(d) for d in log_dirs]}")
         self.default_config = default_config
-        self._clock = clock
+        self.clock = clock
         self.broker_id = broker_id
         self.cluster_id = cluster_id
         self._topic_config = topic_config
@@ -125,6 +131,8 @@ class LogManager:
         #: ``log.recovery.verify.all``: CRC-check every segment at load (franz.storage.log_loader).
         self.recovery_verify_all = recovery_verify_all
         self._logs: dict[TopicPartition, Log] = {}
+        #: Future replicas (log-dir moves) and the logs they replaced.
+        self.futures = FutureLogs(self)
         self._locks: dict[Path, int] = {}
         self.offline_dirs: set[Path] = set()
         self.had_clean_shutdown: dict[Path, bool] = {}
@@ -162,7 +170,7 @@ class LogManager:
         for directory in self.log_dirs:
             (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
         self.cleaner.startup()
-        now = self._clock.wall_ms()
+        now = self.clock.wall_ms()
         self._last_run = dict.fromkeys(self._intervals, now)
         self._started = True
         log.info(
@@ -219,7 +227,9 @@ class LogManager:
 
     def _load_dir(self, directory: Path) -> None:
         fresh = not any(
-            parse_partition_dir_name(child.name) for child in directory.iterdir() if child.is_dir()
+            parse_partition_dir_name(child.name) or parse_future_dir_name(child.name)
+            for child in directory.iterdir()
+            if child.is_dir()
         )
         clean = fresh or (directory / CLEAN_SHUTDOWN_FILE).exists()
         self.had_clean_shutdown[directory] = clean
@@ -235,6 +245,14 @@ class LogManager:
                 log.info("finishing the deletion of %s", child)
                 shutil.rmtree(child, ignore_errors=True)
                 continue
+            future_tp = parse_future_dir_name(child.name)
+            if future_tp is not None:
+                future = self._open_log(child, future_tp, recovery, starts, hws, clean)
+                try:
+                    self.futures.adopt(future_tp, future)
+                except KafkaStorageError as exc:
+                    raise InconsistentBrokerMetadataError(str(exc)) from None
+                continue
             tp = parse_partition_dir_name(child.name)
             if tp is None:
                 continue
@@ -246,19 +264,30 @@ class LogManager:
                     "replica. Recover broker from this failure by manually deleting one of "
                     "the two directories for this partition."
                 )
-            self._logs[tp] = Log(
-                child,
-                tp,
-                self._config_for(tp.topic),
-                self._clock,
-                recovery_point=recovery.get(tp, 0),
-                log_start_offset=starts.get(tp, 0),
-                high_watermark=hws.get(tp, 0),
-                had_clean_shutdown=clean,
-                on_io_error=self.handle_log_dir_failure,
-                producer_id_expiration_ms=self.producer_id_expiration_ms,
-                verify_all=self.recovery_verify_all,
-            )
+            self._logs[tp] = self._open_log(child, tp, recovery, starts, hws, clean)
+
+    def _open_log(
+        self,
+        child: Path,
+        tp: TopicPartition,
+        recovery: dict[TopicPartition, int],
+        starts: dict[TopicPartition, int],
+        hws: dict[TopicPartition, int],
+        clean: bool,
+    ) -> Log:
+        return Log(
+            child,
+            tp,
+            self.config_for(tp.topic),
+            self.clock,
+            recovery_point=recovery.get(tp, 0),
+            log_start_offset=starts.get(tp, 0),
+            high_watermark=hws.get(tp, 0),
+            had_clean_shutdown=clean,
+            on_io_error=self.handle_log_dir_failure,
+            producer_id_expiration_ms=self.producer_id_expiration_ms,
+            verify_all=self.recovery_verify_all,
+        )
 
     def _read_checkpoint(self, directory: Path, name: str) -> dict[TopicPartition, int]:
         try:
@@ -269,7 +298,7 @@ class LogManager:
             log.warning("ignoring a corrupt checkpoint: %s", exc)
             return {}
 
-    def _config_for(self, topic: str) -> LogConfig:
+    def config_for(self, topic: str) -> LogConfig:
         return self._topic_config(topic) if self._topic_config else self.default_config
 
     # -- logs ----------------------------------------------------------------------------
@@ -281,9 +310,26 @@ class LogManager:
     def logs(self) -> dict[TopicPartition, Log]:
         return dict(self._logs)
 
+    def get_future_log(self, tp: TopicPartition) -> Log | None:
+        """The future replica of ``tp`` (a log-dir move in progress), if any."""
+        return self.futures.get(tp)
+
     @property
     def live_dirs(self) -> list[Path]:
         return [d for d in self.log_dirs if d not in self.offline_dirs]
+
+    def is_log_dir_online(self, path: str) -> bool:
+        """Whether the configured log dir ``path`` (absolute, as DescribeLogDirs names it)
+        is online (Kafka's ``isLogDirOnline``); ``LogDirNotFoundError`` for a path that is
+        not one of ``log.dirs`` (a relative path never is)."""
+        for directory in self.log_dirs:
+            if str(directory) == path:
+                return directory not in self.offline_dirs
+        raise LogDirNotFoundError(f"Log dir {path} is not found in the config.")
+
+    def log_dir(self, path: str) -> Path:
+        """The configured log dir named ``path`` (``is_log_dir_online`` accepted it)."""
+        return next(d for d in self.log_dirs if str(d) == path)
 
     def get_or_create_log(
         self,
@@ -292,20 +338,27 @@ class LogManager:
         config: LogConfig | None = None,
         topic_id: uuid.UUID | None = None,
     ) -> Log:
-        """The partition's log, created in the live dir holding the fewest partitions."""
+        """The partition's log, created in its preferred dir (an AlterReplicaLogDirs that
+        came first, ``franz.storage.future_logs``), else in the live dir holding the fewest
+        partitions."""
         existing = self._logs.get(tp)
         if existing is not None:
             return existing
         live = self.live_dirs
         if not live:
             raise KafkaStorageError(f"cannot create {tp}: no log dir is online")
-        directory = self._next_log_dir(live)
+        preferred = self.futures.preferred.get(tp)
+        if preferred is not None and preferred not in live:
+            raise KafkaStorageError(
+                f"Can not create log {tp.dir_name} because log directory {preferred} is offline"
+            )
+        directory = preferred or self._next_log_dir(live)
         try:
             created = Log(
                 directory / tp.dir_name,
                 tp,
-                config or self._config_for(tp.topic),
-                self._clock,
+                config or self.config_for(tp.topic),
+                self.clock,
                 topic_id=topic_id,
                 on_io_error=self.handle_log_dir_failure,
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
@@ -316,6 +369,7 @@ class LogManager:
             self.handle_log_dir_failure(directory, exc)
             raise KafkaStorageError(f"cannot create {tp} in {directory}: {exc}") from exc
         self._logs[tp] = created
+        self.futures.preferred.pop(tp, None)
         log.info("created log for %s in %s", tp, directory)
         return created
 
@@ -332,17 +386,19 @@ class LogManager:
         if len(live) == 1:
             return live[0]
         counts = dict.fromkeys(map(str, live), 0)
-        for existing_log in self._logs.values():
+        for existing_log in self._all_logs():
             parent = os.path.dirname(existing_log.dir)
             if parent in counts:
                 counts[parent] += 1
         return min(live, key=lambda d: (counts[str(d)], live.index(d)))
 
     def delete_log(self, tp: TopicPartition) -> bool:
-        """Remove a partition: its dir is renamed ``*-delete`` at once, then removed."""
+        """Remove a partition, its future replica too: its dir is renamed ``*-delete`` at
+        once, then removed."""
+        future_removed = self.futures.delete(tp)
         removed = self._logs.pop(tp, None)
         if removed is None:
-            return False
+            return future_removed
         self.cleaner.abort_cleaning(tp, removed.dir.parent)
         removed.close_without_flush()
         with contextlib.suppress(OSError):
@@ -351,8 +407,8 @@ class LogManager:
         return True
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
-        for tp, partition_log in self._logs.items():
-            if tp.topic == topic:
+        for partition_log in self._all_logs():
+            if partition_log.topic_partition.topic == topic:
                 partition_log.update_config(config)
 
     def set_producer_id_expiration_ms(self, expiration_ms: int) -> None:
@@ -360,14 +416,14 @@ class LogManager:
         producer state and the logs opened later use it (Kafka's
         ``DynamicProducerStateManagerConfig``)."""
         self.producer_id_expiration_ms = expiration_ms
-        for partition_log in self._logs.values():
+        for partition_log in self._all_logs():
             partition_log.producer_state.producer_id_expiration_ms = expiration_ms
 
     # -- periodic work -------------------------------------------------------------------
 
     def tick(self) -> None:
         """Run whatever periodic work is due (the broker calls this about once a second)."""
-        now = self._clock.wall_ms()
+        now = self.clock.wall_ms()
         if self._due("retention", now):
             self.cleanup_logs()
         if self._due("flush", now):
@@ -382,6 +438,14 @@ class LogManager:
             self.remove_expired_producers()
         self.run_cleaner()
         self._delete_expired_files()
+        self.futures.delete_expired()
+
+    def abort_and_pause_cleaning(self, tp: TopicPartition) -> None:
+        """A log-dir move starts: no compaction of ``tp`` until ``resume_cleaning``."""
+        self.cleaner.abort_and_pause_cleaning(tp)
+
+    def resume_cleaning(self, tp: TopicPartition) -> None:
+        self.cleaner.resume_cleaning(tp)
 
     def run_cleaner(self) -> None:
         """Swap in finished compaction rounds and start new ones (every tick)."""
@@ -432,8 +496,8 @@ class LogManager:
     def _write_checkpoint(self, name: str, value: Callable[[Log], int]) -> None:
         for directory in self.live_dirs:
             offsets = {
-                tp: value(lg)
-                for tp, lg in self._logs.items()
+                lg.topic_partition: value(lg)
+                for lg in self._all_logs()
                 if lg.dir.parent == directory and not lg.offline
             }
             try:
@@ -442,7 +506,13 @@ class LogManager:
                 self.handle_log_dir_failure(directory, exc)
 
     def _online_logs(self) -> Iterable[Log]:
-        return [lg for lg in self._logs.values() if not lg.offline]
+        return [lg for lg in self._all_logs() if not lg.offline]
+
+    def _all_logs(self) -> Iterable[Log]:
+        """Current and future logs."""
+        if not len(self.futures):
+            return self._logs.values()
+        return [*self._logs.values(), *self.futures]
 
     # -- failure -------------------------------------------------------------------------
 
@@ -461,11 +531,14 @@ class LogManager:
         affected = [lg for lg in self._logs.values() if lg.dir.parent == directory]
         for partition_log in affected:
             partition_log.mark_offline()
+        futures = self.futures.fail_dir(directory)
         log.error(
-            "log dir %s failed (%s): %d partition(s) are offline; %d dir(s) still online",
+            "log dir %s failed (%s): %d partition(s) and %d future replica(s) are offline; "
+            "%d dir(s) still online",
             directory,
             exc,
             len(affected),
+            futures,
             len(self.live_dirs),
         )
         if self._on_log_dir_failure is not None:
@@ -493,6 +566,7 @@ class LogManager:
                 log.error("error closing %s: %s", partition_log.name, exc)
                 partition_log.mark_offline()
                 self.offline_dirs.add(partition_log.dir.parent)
+        self.futures.close(flush=True)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
         self.checkpoint_high_watermarks()
@@ -502,6 +576,7 @@ class LogManager:
             except OSError as exc:
                 log.error("could not write the clean shutdown marker in %s: %s", directory, exc)
         self._logs.clear()
+        self.futures.clear()
         self._unlock_all()
         self._started = False
         log.info("log manager shut down cleanly")
@@ -511,12 +586,14 @@ class LogManager:
         self.cleaner.shutdown()
         self._close_all_handles()
         self._logs.clear()
+        self.futures.clear()
         self._unlock_all()
         self._started = False
 
     def _close_all_handles(self) -> None:
         for partition_log in self._logs.values():
             partition_log.close_without_flush()
+        self.futures.close(flush=False)
 
     def _unlock_all(self) -> None:
         for fd in self._locks.values():

@@ -542,6 +542,14 @@ class LogSegment:
         self.offset_index.rename_to(_renamed(self.offset_index.path, old, new))
         self.time_index.rename_to(_renamed(self.time_index.path, old, new))
 
+    def update_parent_dir(self, directory: Path) -> None:
+        """The partition dir was renamed (Kafka's ``LogSegment.updateParentDir``): the open
+        handles stay valid, the paths follow the new dir."""
+        self.directory = directory
+        self.log_path = directory / self.log_path.name
+        self.offset_index.path = directory / self.offset_index.path.name
+        self.time_index.path = directory / self.time_index.path.name
+
     def delete_files(self) -> None:
         self.close_handlers()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):

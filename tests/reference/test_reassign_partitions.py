@@ -9,7 +9,9 @@ effects are checked too: replicas moved with their data (sizes from DescribeLogD
 records read back), throttle configs set by ``--throttle`` and cleared by ``--verify`` and
 ``--cancel``.
 
-Broker 3 has two log dirs, so a replica can be moved between them (AlterReplicaLogDirs).
+Broker 3 has two log dirs, so a replica can be moved between them (AlterReplicaLogDirs),
+throttled by ``--replica-alter-log-dirs-throttle`` so that --verify and log-dirs see it
+moving (``tests.support.reassign_scenarios.log_dir_move``, which a Franz cluster runs too).
 The brokers are started one after the other from the test's thread: they run under
 ``setpriv --pdeathsig``, which would kill them when a pool thread that started them exits.
 """
@@ -26,12 +28,9 @@ from tests.support.kafka_ref import KafkaBroker
 from tests.support.reassign import (
     BROKERS,
     client,
-    consume,
     create_topic,
     eventually,
-    execute_text,
     log_dirs,
-    no_reassignment,
     outcome,
     partitions,
     produce,
@@ -41,6 +40,7 @@ from tests.support.reassign_scenarios import (
     cancel_skips_a_move_that_only_adds,
     completed_move,
     list_with_nothing_moving,
+    log_dir_move,
     run_with_plan,
     throttled_move_cancelled,
 )
@@ -92,45 +92,7 @@ def test_cancel_leaves_a_reassignment_that_only_adds_replicas(
 
 
 def test_log_dir_move_on_one_broker(kafka_cluster: str, tmp_path: Path) -> None:
-    """``log_dirs`` moves a replica to the other log dir of broker 3 (AlterReplicaLogDirs);
-    --verify reports the replica's move from DescribeLogDirs."""
-    for impl in IMPLS:
-        topic = f"dirs-{impl}"
-        create_topic(kafka_cluster, topic, [[3]])
-        sent = produce(kafka_cluster, topic, 0, 100, 100)
-        (now,) = [
-            d
-            for d, info in client(kafka_cluster).describe_log_dirs(3, {topic: [0]}).items()
-            if info.replicas
-        ]
-        target = next(d for d in client(kafka_cluster).describe_log_dirs(3) if d != now)
-        plan = write_plan(tmp_path / f"{topic}.json", topic, {0: [3]}, {0: [target]})
-        started = run_with_plan(impl, kafka_cluster, "--execute", plan)
-        assert started == (
-            0,
-            execute_text(topic, {0: [3]})
-            + f"Successfully started moving log directory to {target} for replica {topic}-0 "
-            "with broker 3 \n",
-            "",
-        )
-
-        def moved(topic: str = topic, target: str = target) -> bool:
-            dirs = client(kafka_cluster).describe_log_dirs(3, {topic: [0]})
-            return [d for d, info in dirs.items() if info.replicas] == [target]
-
-        eventually(moved, 60, f"{topic}-0 in {target} only")
-        assert no_reassignment(kafka_cluster)
-        done = (
-            "Status of partition reassignment:\n"
-            f"Reassignment of partition {topic}-0 is completed.\n"
-            f"Reassignment of replica {topic}-0-3 completed successfully.\n"
-            "Clearing broker-level throttles on brokers 1,2,3\n"
-            f"Clearing topic-level throttles on topic {topic}\n"
-        )
-        for verifier in IMPLS:
-            checked = run_with_plan(verifier, kafka_cluster, "--verify", plan)
-            assert checked == (0, done, ""), verifier
-        assert consume(kafka_cluster, topic, 0, 100) == sent
+    log_dir_move(kafka_cluster, tmp_path, IMPLS)
 
 
 def test_errors_as_kafka(kafka_cluster: str, tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.DESCRIBE_CONFIGS: (0, 4),
     ApiKey.ALTER_CONFIGS: (0, 2),
     ApiKey.DESCRIBE_LOG_DIRS: (0, 4),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: (0, 2),
     ApiKey.CREATE_PARTITIONS: (0, 3),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.ELECT_LEADERS: (0, 2),
@@ -119,7 +120,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     29: "DescribeAcls",
     30: "CreateAcls",
     31: "DeleteAcls",
-    34: "AlterReplicaLogDirs",
     36: "SaslAuthenticate",
     38: "CreateDelegationToken",
     39: "RenewDelegationToken",
@@ -189,6 +189,18 @@ UNORDERED: Final[tuple[tuple[ApiKey, str, str, str], ...]] = (
         "topics.*.partitions",
         "partition_index",
         "Kafka groups a hash map",
+    ),
+    (
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        "results",
+        "topic_name",
+        "Kafka groups a hash map of partitions by topic",
+    ),
+    (
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        "results.*.partitions",
+        "partition_index",
+        "Kafka groups a hash map of partitions by topic",
     ),
     (
         ApiKey.DESCRIBE_LOG_DIRS,
@@ -278,6 +290,7 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
 OLD_VERSIONS: Final[dict[tuple[ApiKey, int], tuple[int, int, bool]]] = {
     (ApiKey.OFFSET_FETCH, 0): (1, 0, False),  # v0 = v1 (v0 read ZooKeeper in Kafka)
     (ApiKey.DESCRIBE_LOG_DIRS, 0): (1, 0, False),  # v0 = v1
+    (ApiKey.ALTER_REPLICA_LOG_DIRS, 0): (1, 0, False),  # v0 = v1
     (ApiKey.DELETE_TOPICS, 0): (1, 0, True),  # v1 response = throttle_time_ms + v0's
     (ApiKey.CREATE_TOPICS, 1): (2, 0, True),  # v2 response = throttle_time_ms + v1's
 }

@@ -714,6 +714,48 @@ def describe_log_dirs(s: Session, v: int) -> None:
     s.send(ApiKey.DESCRIBE_LOG_DIRS, unknown, label="unknown topic")
 
 
+def alter_replica_log_dirs(s: Session, v: int) -> None:
+    """What one broker with one log dir can compare: a move to the dir the replica is in
+    (nothing to do), paths that are not a log dir (relative, unknown), partitions and topics
+    the broker does not have, a topic name too long for a ``-future`` dir, and a partition
+    named under two paths (the last one counts)."""
+    topic = s.name()
+    create_topic(s, topic, partitions=2)
+    described = s.call(ApiKey.DESCRIBE_LOG_DIRS, top(ApiKey.DESCRIBE_LOG_DIRS), {"topics": []})
+    (own,) = [result.log_dir for result in described.results]
+
+    def request(*moves: tuple[str, str, list[int]]) -> dict[str, Any]:
+        return {
+            "dirs": [
+                {"path": path, "topics": [{"name": name, "partitions": partitions}]}
+                for path, name, partitions in moves
+            ]
+        }
+
+    s.send(ApiKey.ALTER_REPLICA_LOG_DIRS, request((own, topic, [0, 1, 9])), label="own dir")
+    s.send(ApiKey.ALTER_REPLICA_LOG_DIRS, request(("logs", topic, [0])), label="relative path")
+    unknown_dir = "/nonexistent/franz-differential-log-dir"
+    s.send(ApiKey.ALTER_REPLICA_LOG_DIRS, request((unknown_dir, topic, [0])), label="unknown dir")
+    s.send(
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        request((own, s.name("unknown"), [0])),
+        label="unknown topic",
+    )
+    s.send(
+        ApiKey.ALTER_REPLICA_LOG_DIRS, request((own, "t" * 249, [0])), label="topic name too long"
+    )
+    s.send(
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        request((unknown_dir, topic, [1]), (own, topic, [1])),
+        label="same partition, own dir last",
+    )
+    s.send(
+        ApiKey.ALTER_REPLICA_LOG_DIRS,
+        request((own, topic, [1]), (unknown_dir, topic, [1])),
+        label="same partition, unknown dir last",
+    )
+
+
 def elect_leaders(s: Session, v: int) -> None:
     topic = s.name()
     create_topic(s, topic)
@@ -1105,6 +1147,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
         ("init-producer-id", ApiKey.INIT_PRODUCER_ID, init_producer_id),
         ("describe-cluster", ApiKey.DESCRIBE_CLUSTER, describe_cluster),
         ("describe-log-dirs", ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs),
+        ("alter-replica-log-dirs", ApiKey.ALTER_REPLICA_LOG_DIRS, alter_replica_log_dirs),
         ("elect-leaders", ApiKey.ELECT_LEADERS, elect_leaders),
         (
             "alter-partition-reassignments",

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
 from franz.admin.cluster_wire import ClusterClient
 from tests.support.kafka_ref import run_franz_tool, run_kafka_tool
@@ -31,6 +38,7 @@ TOPIC_THROTTLE_KEYS = (
     "follower.replication.throttled.replicas",
 )
 BROKER_RATE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+LOG_DIR_RATE_KEY = "replica.alter.log.dirs.io.max.bytes.per.second"
 CANNOT_EXECUTE = (
     "Cannot execute because there is an existing partition assignment.  Use --additional to "
     "override this and create a new partition assignment in addition to the existing one. "
@@ -203,6 +211,37 @@ def replica_sizes(bootstrap: str, topic: str, partition: int) -> dict[int, int]:
                 if (t, p) == (topic, partition) and not replica.is_future:
                     sizes[broker] = replica.size
     return sizes
+
+
+def log_dir_rate(bootstrap: str, broker: int) -> str | None:
+    """``broker``'s dynamic ``replica.alter.log.dirs.io.max.bytes.per.second`` (None: unset)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ResourceType.BROKER, str(broker))
+    entries = admin.describe_configs([resource], request_timeout=20)[resource].result(30)
+    entry = entries.get(LOG_DIR_RATE_KEY)
+    return None if entry is None or entry.is_default else entry.value
+
+
+def set_log_dir_rate(bootstrap: str, broker: int, rate: int | None) -> None:
+    """Set (None: remove) ``broker``'s log-dir move rate, and wait until it shows."""
+    op = AlterConfigOpType.DELETE if rate is None else AlterConfigOpType.SET
+    value = None if rate is None else str(rate)
+    entry = ConfigEntry(LOG_DIR_RATE_KEY, value, incremental_operation=op)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ResourceType.BROKER, str(broker), incremental_configs=[entry])
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    eventually(lambda: log_dir_rate(bootstrap, broker) == value, 30, f"{LOG_DIR_RATE_KEY}")
+
+
+def replica_dirs(bootstrap: str, broker: int, topic: str, partition: int) -> dict[str, bool]:
+    """Log dir -> is future, of the replicas of the partition on ``broker``."""
+    dirs = client(bootstrap).describe_log_dirs(broker, {topic: [partition]})
+    return {
+        log_dir: replica.is_future
+        for log_dir, info in dirs.items()
+        for (t, p), replica in info.replicas
+        if (t, p) == (topic, partition)
+    }
 
 
 def throttles(bootstrap: str, topic: str) -> dict[str, str | None]:

@@ -17,23 +17,30 @@ scenario cancels it long before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from tests.support.reassign import (
     CANNOT_EXECUTE,
     NO_THROTTLES,
+    RUN_VERIFY,
     assert_throttles,
     cancel_text,
+    client,
     consume,
     create_topic,
     eventually,
     execute_text,
+    log_dir_rate,
+    log_dirs,
     no_reassignment,
     outcome,
     produce,
     reassign,
+    replica_dirs,
     replica_sizes,
+    set_log_dir_rate,
     throttles_set,
     verify_text,
     wait_moved,
@@ -42,6 +49,9 @@ from tests.support.reassign import (
 
 THROTTLE = 10_000
 SLOW_RECORDS, SLOW_SIZE = 5_000, 1_000  # 5 MB behind a 10 kB/s throttle
+#: ``--replica-alter-log-dirs-throttle`` of the log-dir scenario: after a first read of
+#: ``replica.fetch.max.bytes`` (1 MiB) the 5 MB take ~40 s, the scenario's reads take less.
+LOG_DIR_THROTTLE = 100_000
 
 
 def run_with_plan(
@@ -153,3 +163,79 @@ def cancel_skips_a_move_that_only_adds(
     assert cleared == (0, cancel_text(topic, [], clears=True), "")
     assert_throttles(bootstrap, topic, NO_THROTTLES)
     wait_moved(bootstrap, topic, {0: [1, 2]}, 180)  # unthrottled now, it completes
+
+
+def log_dir_move(bootstrap: str, tmp_path: Path, impls: Sequence[str]) -> None:
+    """``log_dirs`` moves a replica to the other log dir of broker 3 (AlterReplicaLogDirs),
+    throttled by ``--replica-alter-log-dirs-throttle``: --verify and log-dirs show it moving
+    (a future replica in the target dir, behind the current one); once the throttle is
+    lifted it completes, --verify reports it and clears the throttles, the data is intact."""
+    for impl in impls:
+        topic = f"dirs-{impl}"
+        create_topic(bootstrap, topic, [[3]])
+        sent = produce(bootstrap, topic, 0, SLOW_RECORDS, SLOW_SIZE)
+        (now,) = replica_dirs(bootstrap, 3, topic, 0)
+        target = next(d for d in client(bootstrap).describe_log_dirs(3) if d != now)
+        # The rate holds before the move starts (a broker applies it a moment after).
+        set_log_dir_rate(bootstrap, 3, LOG_DIR_THROTTLE)
+        plan = write_plan(tmp_path / f"{topic}.json", topic, {0: [3]}, {0: [target]})
+        started = run_with_plan(
+            impl, bootstrap, "--execute", plan,
+            "--replica-alter-log-dirs-throttle", str(LOG_DIR_THROTTLE),
+        )  # fmt: skip
+        assert started == (
+            0,
+            execute_text(topic, {0: [3]}).replace(
+                "Successfully started partition",
+                RUN_VERIFY
+                + f"The replica-alter-dir throttle limit was set to {LOG_DIR_THROTTLE} B/s\n"
+                + "Successfully started partition",
+            )
+            + f"Successfully started moving log directory to {target} for replica {topic}-0 "
+            "with broker 3 \n",
+            "",
+        ), impl
+        assert replica_dirs(bootstrap, 3, topic, 0) == {now: False, target: True}
+        moving = (
+            "Status of partition reassignment:\n"
+            f"Reassignment of partition {topic}-0 is completed.\n"
+            f"Reassignment of replica {topic}-0-3 is still in progress.\n"
+        )
+        for verifier in impls:
+            checked = run_with_plan(verifier, bootstrap, "--verify", plan)
+            assert checked == (0, moving, ""), verifier
+        for lister in impls:
+            code, out, err = outcome(
+                log_dirs(lister, bootstrap, "--describe", "--broker-list", "3",
+                         "--topic-list", topic)
+            )  # fmt: skip
+            assert (code, err) == (0, ""), lister
+            (broker,) = json.loads(out.splitlines()[2])["brokers"]
+            shown = {
+                (d["logDir"], p["isFuture"]): p["offsetLag"]
+                for d in broker["logDirs"]
+                for p in d["partitions"]
+            }
+            assert set(shown) == {(now, False), (target, True)}, lister
+            assert shown[now, False] == 0 and shown[target, True] > 0, lister
+        assert log_dir_rate(bootstrap, 3) == str(LOG_DIR_THROTTLE)
+        set_log_dir_rate(bootstrap, 3, None)
+        eventually(
+            lambda topic=topic, target=target: (
+                replica_dirs(bootstrap, 3, topic, 0) == {target: False}
+            ),
+            60,
+            f"{topic}-0 in {target} only",
+        )
+        assert no_reassignment(bootstrap)
+        done = (
+            "Status of partition reassignment:\n"
+            f"Reassignment of partition {topic}-0 is completed.\n"
+            f"Reassignment of replica {topic}-0-3 completed successfully.\n"
+            "Clearing broker-level throttles on brokers 1,2,3\n"
+            f"Clearing topic-level throttles on topic {topic}\n"
+        )
+        for verifier in impls:
+            checked = run_with_plan(verifier, bootstrap, "--verify", plan)
+            assert checked == (0, done, ""), verifier
+        assert consume(bootstrap, topic, 0, SLOW_RECORDS) == sent

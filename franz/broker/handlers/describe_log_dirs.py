@@ -4,15 +4,17 @@ sizes (Kafka's ``ReplicaManager.describeLogDirs``).
 One result per configured log dir (``log.dirs``, absolute paths). An offline dir (an I/O
 error took it offline: ``LogManager.offline_dirs``) gets KAFKA_STORAGE_ERROR and no topics;
 an online one lists its partitions: ``partition_size`` is the bytes of all its segments
-(``Log.size_in_bytes``), ``offset_lag`` is ``max(HW - LEO, 0)``, which is 0 for a leader,
-``is_future_key`` is false (Franz never moves replicas between dirs). v4 adds the file
-system's ``total_bytes`` and ``usable_bytes`` (``statvfs``: blocks and blocks available to
-unprivileged users, times the fragment size), -1 for an offline dir.
+(``Log.size_in_bytes``), ``offset_lag`` is ``max(HW - LEO, 0)``, which is 0 for a leader.
+A replica moving to this dir (AlterReplicaLogDirs, ``franz.cluster.alter_log_dirs``) is
+listed there too with ``is_future_key`` true and as ``offset_lag`` how far its future log's
+end is behind the current log's (Kafka's ``getLogEndOffsetLag``; -1 when the current log is
+not online). v4 adds the file system's ``total_bytes`` and ``usable_bytes`` (``statvfs``:
+blocks and blocks available to unprivileged users, times the fragment size), -1 for an
+offline dir.
 
 ``topics`` null describes every partition; otherwise only the named topics' named
 partitions (a topic with an empty list: none of them). Topics without a described
-partition in a dir are left out of that dir's result (Kafka lists them with an empty
-partition list).
+partition in a dir are left out of that dir's result, as Kafka 3.9 does.
 """
 
 from __future__ import annotations
@@ -42,10 +44,16 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             for topic in request.topics
             for partition in topic.partitions
         }
-    by_dir: dict[Path, dict[str, list[tuple[int, Log]]]] = defaultdict(lambda: defaultdict(list))
-    for tp, partition_log in log_manager.logs.items():
-        if wanted is None or tp in wanted:
-            by_dir[partition_log.dir.parent][tp.topic].append((tp.partition, partition_log))
+    by_dir: dict[Path, dict[str, list[tuple[int, Log, bool]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    logs = log_manager.logs
+    for is_future, entries in ((False, logs.items()), (True, log_manager.futures.items())):
+        for tp, partition_log in entries:
+            if wanted is None or tp in wanted:
+                by_dir[partition_log.dir.parent][tp.topic].append(
+                    (tp.partition, partition_log, is_future)
+                )
     results: list[dict[str, Any]] = []
     for directory in log_manager.log_dirs:
         path = os.path.abspath(directory)
@@ -67,12 +75,14 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                         {
                             "partition_index": index,
                             "partition_size": partition_log.size_in_bytes,
-                            "offset_lag": max(
-                                partition_log.high_watermark - partition_log.log_end_offset, 0
+                            "offset_lag": _offset_lag(
+                                logs.get(TopicPartition(topic, index)), partition_log, is_future
                             ),
-                            "is_future_key": False,
+                            "is_future_key": is_future,
                         }
-                        for index, partition_log in sorted(partitions, key=lambda p: p[0])
+                        for index, partition_log, is_future in sorted(
+                            partitions, key=lambda p: p[0]
+                        )
                     ],
                 }
             )
@@ -86,6 +96,17 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             }
         )
     return {"throttle_time": 0, "error_code": ErrorCode.NONE, "results": results}
+
+
+def _offset_lag(current: Log | None, described: Log, is_future: bool) -> int:
+    """Kafka's ``getLogEndOffsetLag``: a future replica's end behind the current log's, a
+    current replica's HW ahead of its end (never below 0); -1 without an online current
+    log (``DescribeLogDirsResponse.INVALID_OFFSET_LAG``)."""
+    if current is None or current.offline:
+        return -1
+    if is_future:
+        return current.log_end_offset - described.log_end_offset
+    return max(current.high_watermark - described.log_end_offset, 0)
 
 
 def _offline(path: str) -> dict[str, Any]:

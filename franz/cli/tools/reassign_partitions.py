@@ -46,10 +46,10 @@ Kafka's terse failures (an existing reassignment, a partition the controller ref
 as Kafka; others are Franz's one-line error on stderr, exit 1.
 
 ``log_dirs`` other than "any" move a replica to that log directory of its broker (Kafka's
-AlterReplicaLogDirs, retried until ``--timeout`` while the replica is still arriving):
-brokers that do not serve AlterReplicaLogDirs (API 34; Franz does not yet) get nothing and
-the plan is refused before anything changes. ``--verify`` reports those moves from
-DescribeLogDirs.
+AlterReplicaLogDirs, retried until ``--timeout`` while the replica is still arriving;
+``--replica-alter-log-dirs-throttle`` bounds the copy). A plan naming a broker that does
+not serve AlterReplicaLogDirs (API 34: a Franz broker older than its log-dir moves) is
+refused before anything changes. ``--verify`` reports those moves from DescribeLogDirs.
 
 The reassignment APIs (AlterPartitionReassignments 45, ListPartitionReassignments 46,
 KIP-455) are not in librdkafka: Franz sends them itself to the active controller

@@ -329,6 +329,18 @@ class LogCleaner:
     def resume_cleaning(self, tp: TopicPartition) -> None:
         self.manager.resume(tp)
 
+    def alter_checkpoint_dir(self, tp: TopicPartition, source: Path, dest: Path) -> None:
+        """``tp``'s log moved from ``source`` to ``dest`` (a log-dir move): its first dirty
+        offset moves from one dir's ``cleaner-offset-checkpoint`` to the other's (Kafka's
+        ``alterCheckpointDir``)."""
+        offset = self.manager.checkpoint(source, tp)
+        try:
+            self.manager.update_checkpoint(source, tp, None)
+            if offset is not None:
+                self.manager.update_checkpoint(dest, tp, offset)
+        except OSError as exc:
+            log.error("could not move the cleaner checkpoint of %s to %s: %s", tp, dest, exc)
+
     def is_cleaning(self, tp: TopicPartition) -> bool:
         return tp in self._in_progress
 
