@@ -27,7 +27,9 @@ says how to fetch them, and the suite skips the Kafka rows with that message.
 - The perf tools: ``org.apache.kafka.tools.ProducerPerformance`` and ``ConsumerPerformance``
   (``kafka-producer-perf-test.sh`` / ``kafka-consumer-perf-test.sh``, ``-Xmx512M``), one JVM
   per run; :func:`parse_producer_performance` and :func:`parse_consumer_performance` read
-  their summaries (pure, unit-tested).
+  their summaries (pure, unit-tested). ``kafka-reassign-partitions.sh``
+  (``org.apache.kafka.tools.reassign.ReassignPartitionsCommand``):
+  :func:`reassign_partitions_args`.
 
 Every JVM runs under ``setpriv --pdeathsig KILL`` so none outlives the bench.
 """
@@ -58,6 +60,7 @@ __all__ = [
     "parse_consumer_performance",
     "parse_producer_performance",
     "producer_perf_args",
+    "reassign_partitions_args",
     "server_properties",
 ]
 
@@ -82,6 +85,7 @@ TOOL_JVM_FLAGS = ("-Xmx512M", *PERFORMANCE_OPTS)
 
 PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance"
+REASSIGN_PARTITIONS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 KAFKA_STARTED = "started (kafka.server.KafkaServer)"
 
 # Kafka's config/log4j.properties logs INFO to files; here to the server's output file, with
@@ -282,6 +286,13 @@ def consumer_perf_args(libs: Path, bootstrap: str, topic: str, records: int) -> 
     ``auto.offset.reset=earliest``), the summary without its column header."""
     return _tool(libs, CONSUMER_PERFORMANCE, "--bootstrap-server", bootstrap, "--topic", topic,
                  "--messages", records, "--timeout", 30_000, "--hide-header")  # fmt: skip
+
+
+def reassign_partitions_args(libs: Path, bootstrap: str, *args: object) -> list[str]:
+    """``kafka-reassign-partitions.sh --bootstrap-server bootstrap args`` (``--execute``,
+    ``--verify``, ...). The script leaves ``kafka-run-class.sh``'s default heap (256 MB); here
+    it gets the perf tools' 512 MB, which only spares it a GC."""
+    return _tool(libs, REASSIGN_PARTITIONS, "--bootstrap-server", bootstrap, *args)
 
 
 @dataclass(frozen=True, slots=True)

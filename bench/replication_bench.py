@@ -28,7 +28,7 @@ Scenarios, each on each cluster:
   at ``--latency-rate`` (1000/s) for ``--latency-seconds`` to partition 0 of an RF=3,
   ``min.insync.replicas=2`` topic and a consumer long-polling it (``fetch.wait.max.ms=500``),
   the send time in the value, one clock: p50/p99 in ms (targets 5 and 25).
-- ``unavailability``: per run, a fresh 6-partition RF=3 topic; :class:`AckProbe` (an
+- ``unavailability``: per run, a fresh 6-partition RF=3 topic; ``AckProbe`` (an
   idempotent ``acks=all`` producer, one record every ``1/--probe-rate`` s to partition 0) is
   warmed up, then the partition's leader gets SIGKILL (``--runs`` times) or SIGTERM, i.e.
   controlled shutdown (``--runs`` times). The figure: from the signal to the first
@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import statistics
 import sys
@@ -53,24 +52,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.ack_probe import AckProbe, longest_gap
 from bench.broker_bench import LatencyRun, latency_run
 from bench.broker_clients import (
     make_input,
     offsets,
     parse_json_line,
     python_child,
-    register,
     run_timed,
 )
 from bench.harness import git_commit, parse_names, rotate, run_suite, stop_owned
 from bench.replication_systems import (
-    AckProbe,
     ClusterSystem,
-    FranzCluster,
-    KafkaCluster,
+    cluster_makers,
     create_topic,
     follower_share,
-    longest_gap,
+    require_free,
+    start_zookeeper,
     wait_until,
 )
 from bench.report import Findings, fmt_or_dash, prewarm, render_markdown_table
@@ -412,22 +410,6 @@ class Bench:
         self.zk: Any = None
         self.input_path = base / "input.txt"
 
-    def start_zookeeper(self) -> str:
-        from tests.support.zookeeper import ZooKeeperServer, zookeeper_available
-
-        if self.zk is None:
-            if not zookeeper_available():
-                raise RuntimeError("ZooKeeper not installed (scripts/setup.sh: zookeeper)")
-            # ZooKeeper's shipped tickTime: sessions from 4 s up to 40 s (20 ticks).
-            self.zk = ZooKeeperServer(self.base / "zookeeper", tick_ms=2000, min_session_ms=4000)
-            self.owned.append(self.zk)
-            self.zk.start()
-            assert self.zk.proc is not None
-            register(self.zk.proc.pid, self.zk.proc)
-            took = self.zk.wait_ready(60)
-            print(f"  ZooKeeper on {self.zk.connect_string} ready in {took:.1f} s", flush=True)
-        return str(self.zk.connect_string)
-
     def needed_bytes(self) -> int:
         cfg = self.cfg
         systems = 2 if cfg.peer == "kafka" else 1
@@ -437,26 +419,10 @@ class Bench:
         return cfg.records * (VALUE_SIZE + 1) + runs * systems + (1 << 30)
 
     def run(self) -> None:
-        free = shutil.disk_usage(self.base).free
-        need = max(self.needed_bytes(), MIN_FREE_BYTES)
-        print(
-            f"  free disk under {self.base}: {free / (1 << 30):.1f} GiB "
-            f"(needs {need / (1 << 30):.1f} GiB)",
-            flush=True,
-        )
-        if free < need:
-            raise SystemExit(f"need {need >> 20} MiB free, have {free >> 20} MiB")
-        zk = self.start_zookeeper()
-        systems: list[tuple[str, Any]] = [("franz", FranzCluster)]
-        if self.cfg.peer == "kafka":
-            from bench.kafka_peer import KafkaUnavailable, kafka_libs
-
-            try:
-                libs = kafka_libs()
-                systems.append(("kafka", lambda b, z, s, o: KafkaCluster(b, z, s, o, libs)))
-            except KafkaUnavailable as exc:
-                self.results.warn(f"no Kafka peer: {exc}")
-        for key, make in systems:
+        require_free(self.base, max(self.needed_bytes(), MIN_FREE_BYTES))
+        self.zk = start_zookeeper(self.base, self.owned)
+        zk = str(self.zk.connect_string)
+        for key, make in cluster_makers(self.cfg.peer, self.results.warn):
             began = time.monotonic()
             cluster: ClusterSystem = make(self.base, zk, self.cfg.session_ms, self.owned)
             self.results.labels[key] = cluster.label

@@ -1,6 +1,6 @@
-"""The replication bench's systems and probes: three-broker clusters (franz, Apache Kafka 3.9)
-on one ZooKeeper, what their Metadata and log dirs say, and an acks=all producer that times
-how long a partition stops taking writes.
+"""The replication benches' systems: three-broker clusters (franz, Apache Kafka 3.9) on one
+ZooKeeper, and what their Metadata and log dirs say. (The acks=all producer that times them
+is ``bench.ack_probe``.)
 
 - :class:`FranzCluster`: three ``franz broker`` processes (``tests.support.broker``), ids 1-3,
   ``zookeeper.connect`` on a fresh chroot, every other key at franz's (Kafka's) defaults but
@@ -14,12 +14,9 @@ how long a partition stops taking writes.
 - :func:`log_bytes` and :func:`follower_share` (pure): the bytes of a topic's ``.log`` files in
   each broker's log dir and the share of its leader's bytes the emptiest follower holds: 0 %
   when followers copy nothing (franz's cluster mode before replication), ~100 % replicated.
-- :class:`AckProbe`: an idempotent confluent-kafka producer (``acks=all``) on a thread of its
-  own, sending one 100 B record to one partition every ``interval_s`` and noting when each
-  is acknowledged; :meth:`AckProbe.watch` arms it to note the first acknowledgement of a
-  record *sent at or after* a given instant (a kill), so an acknowledgement already on its
-  way when the leader died never counts as the partition being back; :func:`longest_gap`
-  (pure) is the longest stretch without acknowledgements around such an instant.
+- :func:`start_zookeeper`, :func:`cluster_makers`, :func:`require_free`: what every bench on
+  these clusters does first (one ZooKeeper, franz then Kafka when its jars are there, the
+  free-disk check).
 
 Every process is registered with ``bench.broker_clients`` (``stop_all`` kills what is left by
 PID) and listed in the bench's ``owned`` list (``bench.harness.stop_owned`` stops it).
@@ -27,16 +24,13 @@ PID) and listed in the bench's ``owned`` list (``bench.harness.stop_owned`` stop
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import logging
 import os
+import shutil
 import signal
-import struct
-import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +38,6 @@ from typing import Any
 from bench.broker_clients import register, unregister
 
 __all__ = [
-    "AckProbe",
     "ClusterSystem",
     "FranzCluster",
     "KafkaCluster",
@@ -53,8 +46,9 @@ __all__ = [
     "create_topic",
     "follower_share",
     "log_bytes",
-    "longest_gap",
     "read_topic",
+    "require_free",
+    "start_zookeeper",
     "topic_ready",
 ]
 
@@ -302,6 +296,12 @@ class ClusterSystem:
                 if pid is not None:
                     unregister(pid)
 
+    def remove_data(self) -> None:
+        """Delete the brokers' log dirs (after :meth:`stop`: a bench that fills GiBs frees
+        them before the next cluster starts)."""
+        for i in BROKER_IDS:
+            shutil.rmtree(self.log_dir(i), ignore_errors=True)
+
 
 class FranzCluster(ClusterSystem):
     key = "franz"
@@ -362,171 +362,49 @@ class KafkaCluster(ClusterSystem):
         return Path(self.nodes[broker_id].data_dir) / "logs"
 
 
-# -- the unavailability probe ----------------------------------------------------------------------
-
-_STAMP = struct.Struct(">qq")  # sequence number, time.monotonic_ns() at produce()
-_QUIET = logging.getLogger("bench.replication_systems.ack_probe")
-_QUIET.addHandler(logging.NullHandler())
-_QUIET.propagate = False
+ClusterMaker = Callable[[Path, str, int, list[Any]], ClusterSystem]
 
 
-def longest_gap(ack_ns: Sequence[int], start_ns: int, end_ns: int) -> float:
-    """Seconds of the longest stretch without an acknowledgement between the last one at or
-    before ``start_ns`` (or ``start_ns`` itself) and ``end_ns``; ``ack_ns`` is sorted."""
-    at = bisect.bisect_right(ack_ns, start_ns)
-    previous = ack_ns[at - 1] if at > 0 else start_ns
-    longest = 0
-    for t in ack_ns[at:]:
-        if t > end_ns:
-            break
-        longest = max(longest, t - previous)
-        previous = t
-    return max(longest, end_ns - previous if previous < end_ns else 0) / 1e9
+def start_zookeeper(base: Path, owned: list[Any]) -> Any:
+    """Debian's ZooKeeper (``tests.support.zookeeper``) in ``base/zookeeper``, with its shipped
+    ``tickTime=2000`` (sessions of 4 s up to 40 s: 20 ticks), registered and in ``owned``;
+    returned once it answers."""
+    from tests.support.zookeeper import ZooKeeperServer, zookeeper_available
+
+    if not zookeeper_available():
+        raise RuntimeError("ZooKeeper not installed (scripts/setup.sh: zookeeper)")
+    zk = ZooKeeperServer(base / "zookeeper", tick_ms=2000, min_session_ms=4000)
+    owned.append(zk)
+    zk.start()
+    assert zk.proc is not None
+    register(zk.proc.pid, zk.proc)
+    took = zk.wait_ready(60)
+    print(f"  ZooKeeper on {zk.connect_string} ready in {took:.1f} s", flush=True)
+    return zk
 
 
-class AckProbe:
-    """An idempotent ``acks=all`` producer sending to one partition at a fixed rate.
-
-    Runs on its own thread (librdkafka releases the GIL while it waits); the main thread
-    only reads the counters and uses :meth:`watch` / :meth:`wait_back`. Times are
-    ``time.monotonic_ns()``; an acknowledgement is timed when its delivery report is served
-    (``poll``), so each figure is late by at most one send interval. A fatal producer error
-    (say UNKNOWN_PRODUCER_ID from a new leader that lacks the producer's state) is noted in
-    ``fatal`` and the probe goes on with a new producer, as an application would have to.
-    """
-
-    def __init__(self, bootstrap: str, topic: str, partition: int, interval_s: float) -> None:
-        self.bootstrap, self.topic, self.partition = bootstrap, topic, partition
-        self.interval_ns = int(interval_s * 1e9)
-        self.sent = 0
-        self.ack_ns: list[int] = []  # in delivery order, which is time order
-        self.errors: list[str] = []
-        self.fatal: list[str] = []
-        self.left = 0
-        self._watch_ns: int | None = None
-        self.back_ns: int | None = None
-        self._back = threading.Event()
-        self._stop = threading.Event()
-        self._fatal_now = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="ack-probe", daemon=True)
-        self.failure: BaseException | None = None
-        self._flush_s = 30.0
-
-    @property
-    def acked(self) -> int:
-        return len(self.ack_ns)
-
-    def start(self, warmup_acks: int = 200, timeout_s: float = 60.0) -> AckProbe:
-        """Start sending; return once ``warmup_acks`` records were acknowledged."""
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while self.acked < warmup_acks:
-            if self.failure is not None or not self._thread.is_alive():
-                raise RuntimeError(f"ack probe stopped: {self.failure!r}; {self.errors[:3]}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"ack probe: {self.acked} of {warmup_acks} warm-up records acknowledged "
-                    f"in {timeout_s:.0f} s; errors {self.errors[:3]} {self.fatal[:3]}"
-                )
-            time.sleep(0.01)
-        return self
-
-    def watch(self, since_ns: int) -> None:
-        """Note the first acknowledgement of a record sent at or after ``since_ns``."""
-        self.back_ns = None
-        self._back.clear()
-        self._watch_ns = since_ns
-
-    def wait_back(self, timeout_s: float) -> float | None:
-        """Seconds from the watched instant to that acknowledgement; None if none came."""
-        if not self._back.wait(timeout_s) or self.back_ns is None or self._watch_ns is None:
-            return None
-        return (self.back_ns - self._watch_ns) / 1e9
-
-    def stop(self, flush_s: float = 30.0) -> None:
-        self._flush_s = flush_s
-        self._stop.set()
-        self._thread.join(flush_s + 10.0)
-
-    def _delivered(self, err: Any, msg: Any) -> None:
-        if err is not None:
-            self.errors.append(str(err.name() if hasattr(err, "name") else err))
-            return
-        now = time.monotonic_ns()
-        self.ack_ns.append(now)
-        watch = self._watch_ns
-        if watch is not None and self.back_ns is None:
-            _, sent_ns = _STAMP.unpack_from(msg.value())
-            if sent_ns >= watch:
-                self.back_ns = now
-                self._back.set()
-
-    def _on_error(self, err: Any) -> None:
-        if err.fatal() and not self._fatal_now.is_set():
-            self.fatal.append(f"{err.name()}: {err.str()}")
-            self._fatal_now.set()
-
-    def _producer(self) -> Any:
-        from confluent_kafka import Producer
-
-        return Producer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 0,
-                "socket.nagle.disable": True,
-                # connection refused by a killed broker is expected; fatal errors are kept
-                "logger": _QUIET,
-                "error_cb": self._on_error,
-            }
-        )
-
-    def _run(self) -> None:
-        from confluent_kafka import KafkaError, KafkaException
+def cluster_makers(peer: str, warn: Callable[[str], None]) -> list[tuple[str, ClusterMaker]]:
+    """franz's cluster, then (``peer`` "kafka") Kafka 3.9's if its jars are there (else a
+    warning says how to fetch them): ``(key, make(base, zk_connect, session_ms, owned))``."""
+    makers: list[tuple[str, ClusterMaker]] = [("franz", FranzCluster)]
+    if peer == "kafka":
+        from bench.kafka_peer import KafkaUnavailable, kafka_libs
 
         try:
-            producer = self._producer()
-            pad = bytes(100 - _STAMP.size)
-            seq = 0
-            next_ns = time.monotonic_ns()
-            while not self._stop.is_set():
-                if self._fatal_now.is_set():
-                    # Fatal: this producer refuses everything from now on; its pending
-                    # records are dropped with it (an application would do the same).
-                    with contextlib.suppress(KafkaException):
-                        producer.purge()
-                    producer = self._producer()
-                    self._fatal_now.clear()
-                now = time.monotonic_ns()
-                try:
-                    if now < next_ns:
-                        producer.poll((next_ns - now) / 1e9)
-                        continue
-                    producer.produce(
-                        self.topic,
-                        _STAMP.pack(seq, now) + pad,
-                        partition=self.partition,
-                        on_delivery=self._delivered,
-                    )
-                    seq += 1
-                    self.sent = seq
-                    next_ns = max(next_ns + self.interval_ns, now)
-                    producer.poll(0)
-                except BufferError:
-                    producer.poll(0.001)
-                except KafkaException as exc:  # poll() and produce() raise the fatal error
-                    error = exc.args[0]
-                    if not (error.fatal() or error.code() == KafkaError._FATAL):
-                        raise
-                    if error.code() == KafkaError._FATAL:  # "produce refused": why, poll says
-                        try:
-                            producer.poll(0)
-                        except KafkaException as cause:
-                            error = cause.args[0]
-                    if not self._fatal_now.is_set():
-                        self.fatal.append(f"{error.name()}: {error.str()}")
-                        self._fatal_now.set()
-            self.left = producer.flush(self._flush_s)
-        except BaseException as exc:  # reported by start() / the bench
-            self.failure = exc
+            libs = kafka_libs()
+        except KafkaUnavailable as exc:
+            warn(f"no Kafka peer: {exc}")
+        else:
+            makers.append(("kafka", lambda b, z, s, o: KafkaCluster(b, z, s, o, libs)))
+    return makers
+
+
+def require_free(base: Path, need: int) -> None:
+    """Print the free disk under ``base`` and what the run needs; SystemExit if short."""
+    free = shutil.disk_usage(base).free
+    print(
+        f"  free disk under {base}: {free / (1 << 30):.1f} GiB (needs {need / (1 << 30):.1f} GiB)",
+        flush=True,
+    )
+    if free < need:
+        raise SystemExit(f"need {need >> 20} MiB free under {base}, have {free >> 20} MiB")

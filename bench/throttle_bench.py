@@ -26,7 +26,6 @@ MB = 10^6 B of ``.log`` bytes. The report goes to ``bench/results/throttle-<time
 from __future__ import annotations
 
 import argparse
-import shutil
 import signal
 import sys
 import threading
@@ -37,13 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.broker_clients import register
 from bench.harness import git_commit, run_suite, stop_owned
 from bench.replication_systems import (
     ClusterSystem,
-    FranzCluster,
-    KafkaCluster,
+    cluster_makers,
     log_bytes,
+    require_free,
+    start_zookeeper,
     wait_until,
 )
 from bench.report import Findings, render_markdown_table
@@ -172,34 +171,11 @@ class Bench:
         self.owned: list[Any] = []
         self.zk: Any = None
 
-    def start_zookeeper(self) -> str:
-        from tests.support.zookeeper import ZooKeeperServer, zookeeper_available
-
-        if not zookeeper_available():
-            raise RuntimeError("ZooKeeper not installed (scripts/setup.sh: zookeeper)")
-        self.zk = ZooKeeperServer(self.base / "zookeeper", tick_ms=2000, min_session_ms=4000)
-        self.owned.append(self.zk)
-        self.zk.start()
-        assert self.zk.proc is not None
-        register(self.zk.proc.pid, self.zk.proc)
-        self.zk.wait_ready(60)
-        return str(self.zk.connect_string)
-
     def run(self) -> None:
-        need = self.cfg.backlog_mb * MB * 3 * 2 * 2 + (1 << 30)
-        if shutil.disk_usage(self.base).free < need:
-            raise SystemExit(f"need {need >> 20} MiB free under {self.base}")
-        zk = self.start_zookeeper()
-        systems: list[tuple[str, Any]] = [("franz", FranzCluster)]
-        if self.cfg.peer == "kafka":
-            from bench.kafka_peer import KafkaUnavailable, kafka_libs
-
-            try:
-                libs = kafka_libs()
-                systems.append(("kafka", lambda b, z, s, o: KafkaCluster(b, z, s, o, libs)))
-            except KafkaUnavailable as exc:
-                self.results.warn(f"no Kafka peer: {exc}")
-        for key, make in systems:
+        require_free(self.base, self.cfg.backlog_mb * MB * 3 * 2 * 2 + (1 << 30))
+        self.zk = start_zookeeper(self.base, self.owned)
+        zk = str(self.zk.connect_string)
+        for key, make in cluster_makers(self.cfg.peer, self.results.warn):
             cluster: ClusterSystem = make(self.base, zk, self.cfg.session_ms, self.owned)
             self.results.labels[key] = cluster.label
             print(f"\n# {cluster.label}", flush=True)

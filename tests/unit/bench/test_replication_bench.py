@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.ack_probe import longest_gap
 from bench.replication_bench import (
     outage_summary,
     parse_args,
@@ -16,7 +17,6 @@ from bench.replication_systems import (
     TopicView,
     follower_share,
     log_bytes,
-    longest_gap,
     topic_ready,
 )
 
