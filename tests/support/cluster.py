@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
@@ -209,10 +209,21 @@ def read_numbers(
         {"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:8]}"}
     )
     try:
-        _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                _, high = consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=30
+                )
+                break
+            except KafkaException:
+                # The client's metadata may not have the partition (or its leader) yet, e.g.
+                # right after an election: librdkafka answers _UNKNOWN_PARTITION at once.
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
         consumer.assign([TopicPartition(topic, partition, 0)])
         out: list[tuple[int, int]] = []
-        deadline = time.monotonic() + timeout_s
         while len(out) < high and time.monotonic() < deadline:
             message = consumer.poll(0.5)
             if message is not None and message.error() is None:
