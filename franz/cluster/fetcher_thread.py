@@ -255,8 +255,8 @@ class ReplicaFetcher:
         """A response not processed (``FetchSessionHandler.handle_response`` said no): a
         session error starts a new session at once (Kafka's fetcher gets an empty answer
         and fetches again); any other top-level error backs the fetcher off
-        ``replica.fetch.backoff.ms``; a response
-        that does not match the session is dropped, the next request is a full one."""
+        ``replica.fetch.backoff.ms``; a response that does not match the session is
+        dropped, and the next request is a full one."""
         if error_code in (
             ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
             ErrorCode.INVALID_FETCH_SESSION_EPOCH,

@@ -11,7 +11,10 @@ looked up at every connect, so a restarted leader on a new port is found) and lo
 1. partitions *truncating* (no leader epoch in their log: Kafka's "old message format"
    path) truncate to their high watermark (the fetch offset they were added with,
    ``truncateToHighWatermark``), then fetch;
-2. one full Fetch (no fetch session) for every partition ready to fetch, at the version Kafka
+2. one Fetch for the partitions ready to fetch, in an incremental fetch session (KIP-227,
+   ``franz.cluster.fetch_session_handler``: after the first, full request only the
+   partitions whose position changed are sent, and the leader answers only those with
+   news; a throttled partition over its quota is left out), at the version Kafka
    3.9's ``MetadataVersion.fetchRequestVersion`` gives IBP 3.9 (17), capped by the leader's
    ApiVersions (at least 12: truncation on fetch needs ``last_fetched_epoch`` and
    ``diverging_epoch``); ``replica_id`` (v15+: ``replica_state`` with the broker epoch,
