@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,6 +82,9 @@ NO_PARTITION_LEADER_EPOCH: Final = -1
 DEFAULT_REPLICA_LAG_TIME_MAX_MS: Final = 30000
 #: ``LeaderRecoveryState.RECOVERED``.
 LEADER_RECOVERED: Final = 0
+#: A v2 batch header up to ``lastOffsetDelta``: baseOffset int64 at 0, lastOffsetDelta int32
+#: at 23 (after batchLength, partitionLeaderEpoch, magic, crc and attributes).
+_FIRST_BATCH_HEADER: Final = struct.Struct(">q15xi")
 
 
 class AlterPartitionSubmitter(Protocol):
@@ -616,8 +620,29 @@ class Partition:
     def append_records_to_follower(self, records: bytes | memoryview) -> LogAppendInfo:
         """Append batches fetched from the leader as they are: offsets, leader epochs and
         bytes kept (``Log.append_as_follower``; Kafka's
-        ``appendRecordsToFollowerOrFutureReplica``)."""
-        return self.log.append_as_follower(records)
+        ``appendRecordsToFollowerOrFutureReplica``).
+
+        An empty log whose start offset is inside the first batch (the leader's log start
+        was moved into a batch by DeleteRecords, and this replica starts there) restarts at
+        that batch's base offset first, as Kafka's handling of
+        ``UnexpectedAppendOffsetException`` does; the log start offset catches up with the
+        leader's on the next fetch response."""
+        log_ = self.log
+        end = log_.log_end_offset
+        if end == log_.log_start_offset and len(records) >= _FIRST_BATCH_HEADER.size:
+            base, last_delta = _FIRST_BATCH_HEADER.unpack_from(records)
+            if base < end <= base + last_delta:
+                log.info(
+                    "%s: the leader's batch %d-%d holds this empty replica's start offset %d; "
+                    "restarting the log at %d",
+                    self.topic_partition,
+                    base,
+                    base + last_delta,
+                    end,
+                    base,
+                )
+                log_.truncate_fully_and_start_at(base)
+        return log_.append_as_follower(records)
 
     def update_follower_high_watermark(self, leader_hw: int) -> bool:
         """Follower: HW = min(the leader's HW, this LEO) (Kafka's ``maybeUpdateHighWatermark``,

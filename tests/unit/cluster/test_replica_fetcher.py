@@ -23,7 +23,7 @@ from franz.cluster.replica_fetcher import (
     whole_batches_length,
 )
 from franz.cluster.replica_manager import ReplicaManager
-from franz.errors import ErrorCode, OffsetOutOfRangeError
+from franz.errors import ErrorCode, InvalidRecordError, OffsetOutOfRangeError
 from franz.metadata.cache import MetadataCache
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.client import decode_body
@@ -257,6 +257,44 @@ def test_truncate_fully_and_start_at(replicas: dict[int, Partition]) -> None:
     assert (follower.log_start_offset, follower.log_end_offset) == (100, 100)
     assert epochs(follower) == []
     assert log_bytes(follower) == b""
+
+
+def test_an_empty_follower_starting_inside_a_batch_restarts_at_the_batch(
+    replicas: dict[int, Partition],
+) -> None:
+    """DeleteRecords moved the leader's log start into a batch: a new replica that starts
+    its log there gets that whole batch and restarts its log at the batch's base offset
+    (Kafka's ``UnexpectedAppendOffsetException`` case), then follows byte for byte."""
+    leader, follower = replicas[1], replicas[2]
+    lead(leader, 0)
+    produce(leader, 3)
+    leader.log.update_high_watermark(leader.log_end_offset)
+    inside = RECORDS_PER_BATCH + 1  # in the second batch
+    assert leader.log.maybe_increment_log_start_offset(inside)
+    follow(follower, 1, 0)
+    follower.truncate_fully_and_start_at(inside)  # where the fetcher restarts a new replica
+    info = leader.read(inside, 1 << 20, min_one_message=True, up_to_leo=True)
+    follower.append_records_to_follower(info.read_bytes())
+    assert follower.log_end_offset == leader.log_end_offset
+    assert log_bytes(follower) == log_bytes(leader)[len(log_bytes(leader)) * 1 // 3 :]
+    follower.maybe_increment_follower_log_start_offset(leader.log_start_offset)
+    assert follower.log_start_offset == RECORDS_PER_BATCH  # until its HW allows the leader's
+    follower.update_follower_high_watermark(leader.high_watermark)
+    follower.maybe_increment_follower_log_start_offset(leader.log_start_offset)
+    assert follower.log_start_offset == inside
+
+
+def test_a_follower_append_behind_its_log_end_is_still_refused(
+    replicas: dict[int, Partition],
+) -> None:
+    leader, follower = replicas[1], replicas[2]
+    lead(leader, 0)
+    produce(leader, 2)
+    follow(follower, 1, 0)
+    replicate(follower, leader)
+    first = leader.read(0, 1 << 20, min_one_message=True, up_to_leo=True).read_bytes()
+    with pytest.raises(InvalidRecordError, match="out of order offsets"):
+        follower.append_records_to_follower(first)
 
 
 # -- the wire: diverging_epoch in Fetch responses ---------------------------------------------
