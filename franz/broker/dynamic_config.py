@@ -15,7 +15,9 @@ anything changes (so ``validate_only`` answers exactly what the change would):
 
 Every failure is INVALID_REQUEST with Kafka's ZooKeeper-mode message, "Invalid config value
 for resource ConfigResource(type=BROKER, name='0'): <reason>" (``ZkAdminManager`` wraps
-``ConfigException`` so).
+``ConfigException`` so), except a value that does not parse: Kafka 3.9.2 answers its
+``ConfigException`` alone ("Invalid value lots for configuration message.max.bytes: Not a
+number of type INT", the differential test's "invalid broker default")
 
 Then the store is written (durable) and ``reconfigure`` gets the new effective
 ``BrokerConfig``; the broker pushes it to what reads it (topic defaults of every log,
@@ -146,7 +148,7 @@ class DynamicBrokerConfig:
         )
         message = dynamic_config_errors(configs, per_broker=broker is not None)
         if message is not None:
-            raise InvalidRequestError(prefix + message)
+            raise InvalidRequestError(_as_kafka(prefix, message))
         if broker is None:
             default, mine = dict(configs), self.current.dynamic_broker
         else:
@@ -155,7 +157,7 @@ class DynamicBrokerConfig:
             new = self.static.with_dynamic(default, mine)
             _check_effective(new)
         except InvalidConfigurationError as exc:
-            raise InvalidRequestError(prefix + str(exc)) from None
+            raise InvalidRequestError(_as_kafka(prefix, str(exc))) from None
         if validate_only:
             return None
         entity = DEFAULT_BROKER_ENTITY if broker is None else str(broker)
@@ -236,3 +238,9 @@ def _check_effective(config: BrokerConfig) -> None:
             key = BROKER_QUOTA_CONFIG_KEYS.get(name)
             if key is not None:
                 key.parse(value)
+
+
+def _as_kafka(prefix: str, message: str) -> str:
+    """Kafka's message for a refused dynamic broker config (module docstring)."""
+    return message if message.startswith("Invalid value ") else prefix + message
+

@@ -666,6 +666,9 @@ def incremental_alter_configs(s: Session, v: int) -> None:
         request([("retention.ms", set_, "1")], s.name("unknown")),
         label="unknown topic",
     )
+    bad_default = request([("message.max.bytes", set_, "lots")], "")
+    bad_default["resources"][0]["resource_type"] = RESOURCE_BROKER
+    s.send(ApiKey.INCREMENTAL_ALTER_CONFIGS, bad_default, label="invalid broker default")
 
 
 def delete_records(s: Session, v: int) -> None:

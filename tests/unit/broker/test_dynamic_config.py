@@ -70,9 +70,8 @@ def test_validate_only_changes_nothing(tmp_path):
         ("", {"compression.type": "brotli"}, "compression.type"),
         ("7", {"message.max.bytes": "1"}, "Unexpected broker id"),
         ("0", {"leader.replication.throttled.rate": "fast"},
-         "Invalid config value for resource ConfigResource(type=BROKER, name='0'): Invalid "
-         "value fast for configuration leader.replication.throttled.rate: Not a number of "
-         "type LONG"),
+         "Invalid value fast for configuration leader.replication.throttled.rate: Not a "
+         "number of type LONG"),
         ("", {"follower.replication.throttled.rate": "-1"},
          "Invalid value -1 for configuration follower.replication.throttled.rate: Value must "
          "be at least 0"),
