@@ -2,7 +2,7 @@
 
 ``batch`` reads and patches batch headers without decoding records (the broker's hot path);
 ``inflated`` decodes and builds records; ``compression`` holds the codecs; ``varint`` the
-zigzag varints of the record format.
+zigzag varints of the record format; ``control`` the control records (transaction markers).
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ from franz.protocol.records.batch import (
     peek_batch_size,
 )
 from franz.protocol.records.compression import CompressionType, compress, decompress
+from franz.protocol.records.control import (
+    ControlRecordType,
+    EndTransactionMarker,
+    build_end_txn_marker_batch,
+    read_end_txn_marker,
+)
 from franz.protocol.records.inflated import (
     Header,
     HeaderLike,
@@ -41,6 +47,8 @@ __all__ = [
     "NO_SEQUENCE",
     "NO_TIMESTAMP",
     "CompressionType",
+    "ControlRecordType",
+    "EndTransactionMarker",
     "Header",
     "HeaderLike",
     "Record",
@@ -48,9 +56,11 @@ __all__ = [
     "RecordBatchView",
     "TimestampType",
     "build_batch",
+    "build_end_txn_marker_batch",
     "compress",
     "decompress",
     "iter_batches",
     "iter_records",
     "peek_batch_size",
+    "read_end_txn_marker",
 ]
