@@ -1,0 +1,1 @@
+"""The transaction coordinator: states, metadata and the ``__transaction_state`` records."""
