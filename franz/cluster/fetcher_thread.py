@@ -103,6 +103,8 @@ class ReplicaFetcher:
         self._changed = asyncio.Event()
         self._connection: KafkaClientConnection | None = None
         self._task: asyncio.Task[None] | None = None
+        #: Set by ``close`` before it cancels the task: the loop ends even if a cancel is lost.
+        self._stopping = False
         self._warnings = _RateLimitedWarnings()
         #: The incremental fetch session with the leader (KIP-227).
         self._session = FetchSessionHandler()
@@ -144,6 +146,7 @@ class ReplicaFetcher:
 
     async def close(self) -> None:
         task, self._task = self._task, None
+        self._stopping = True
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -155,7 +158,7 @@ class ReplicaFetcher:
 
     async def _run(self) -> None:
         backoff = self.config.fetch_backoff_ms / 1000
-        while True:
+        while not self._stopping:
             try:
                 await self._do_work()
             except asyncio.CancelledError:
@@ -203,8 +206,12 @@ class ReplicaFetcher:
                 delays.append(self.config.fetch_backoff_ms / 1000)
             timeout = min(delays) if delays else None
             self._changed.clear()
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result and
+            # swallows a cancel that lands as the event is set (remove_partitions then close):
+            # the fetcher then waited forever and its broker's SIGTERM hung (CI, load ~10).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait()
             return
         connection = await self._connect()
         version = connection.version_for(ApiKey.FETCH, FETCH_VERSION, MIN_FETCH_VERSION)

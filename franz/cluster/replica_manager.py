@@ -616,7 +616,8 @@ class ReplicaManager:
                 return True
             if timeout_s <= 0:
                 return False
-            await asyncio.wait_for(waiter, timeout_s)
+            async with asyncio.timeout(timeout_s):  # not wait_for: see fetcher_thread
+                await waiter
             return True
         except TimeoutError:
             return False

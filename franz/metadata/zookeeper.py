@@ -422,10 +422,12 @@ class ZooKeeperClient:
                     raise self._timed_out(path)
                 await asyncio.sleep(0.05)
             try:
-                return await asyncio.wait_for(
-                    self._await(issue(), path),
-                    max(self.config.session_timeout_ms / 1000, deadline - loop.time()),
-                )
+                # asyncio.timeout, not wait_for: 3.11's wait_for can swallow the cancel of
+                # a controller or session task stopping (franz.cluster.fetcher_thread).
+                async with asyncio.timeout(
+                    max(self.config.session_timeout_ms / 1000, deadline - loop.time())
+                ):
+                    return await self._await(issue(), path)
             except TimeoutError:
                 raise self._timed_out(path) from None
             except ZooKeeperConnectionLossError as exc:

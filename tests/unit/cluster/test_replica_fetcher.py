@@ -6,6 +6,7 @@ and the follower's ``truncation_offset``, until the logs are byte-identical."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -439,5 +440,40 @@ def test_a_storage_error_on_the_followers_log_marks_the_partition_failed(
             assert TP not in fetcher.partitions and TP in fetchers.failed_partitions
         finally:
             await fetchers.shutdown()
+
+    asyncio.run(scenario())
+
+
+def test_a_fetcher_idle_in_its_backoff_stops_when_its_last_partition_goes(
+    tmp_path: Path, open_manager: Callable[..., LogManager]
+) -> None:
+    """StopReplica removes a fetcher's last partition while the fetcher waits out a backoff:
+    the removal wakes the wait and the idle fetcher's close cancels it in the same loop
+    iteration. Python 3.11's ``asyncio.wait_for`` swallowed that cancel (it returns the
+    woken wait's result), the fetcher then waited without end, and its broker's SIGTERM
+    hung until SIGKILL (a CI run of test_reassignment_brokers, broker 1 retiring)."""
+
+    async def scenario() -> None:
+        manager = ReplicaManager(open_manager(tmp_path / "logs"), broker_id=0)
+        fetchers = ReplicaFetcherManager(
+            ReplicaFetcherConfig(broker_id=0), manager, MetadataCache(0), lambda: 7
+        )
+        manager.replica_fetcher_manager = fetchers
+        try:
+            manager.become_leader_or_follower(
+                [LeaderAndIsrPartitionState(TP.topic, 0, 1, 0, (0, 1), (0, 1))],
+                {TP.topic: TOPIC_ID},
+            )
+            (fetcher,) = fetchers.fetchers.values()
+            state = fetcher.partitions[TP]
+            state.truncating = False
+            state.delay_until = time.monotonic() + 30  # a backoff: the wait has a timeout
+            for _ in range(5):
+                await asyncio.sleep(0)  # the fetcher task now waits for a change
+            assert manager.stop_replicas({TP: (1, False)}) == {TP: ErrorCode.NONE}
+            assert not fetchers.fetchers
+        finally:
+            async with asyncio.timeout(10):
+                await fetchers.shutdown()
 
     asyncio.run(scenario())
