@@ -295,6 +295,16 @@ def test_partitions_added_and_topics_auto_created_across_the_cluster(cluster: Cl
     after = cluster.json("/brokers/topics/grown")["partitions"]
     assert {p: after[p] for p in before} == before and len(after) == 5
     assert all(len(r) == 2 for r in after.values())
+
+    # As in Kafka, CreatePartitions is answered once the answering broker's metadata has the
+    # new partitions; the others learn them from the controller's UpdateMetadata a moment
+    # later (a producer that bootstrapped on one of them got _UNKNOWN_PARTITION, CI).
+    def five_led(broker: BrokerProcess) -> bool:
+        (entry,) = cluster.kcat_metadata(broker, "grown")["topics"]
+        return len(entry["partitions"]) == 5 and all(p["leader"] >= 0 for p in entry["partitions"])
+
+    for broker in cluster.brokers.values():
+        eventually(lambda b=broker: five_led(b), 30, f"{broker.bootstrap} has 5 partitions")
     produce_all(
         cluster.bootstrap(),
         [("grown", p, b"g") for p in range(5)] + [("born-on-first-use", None, b"hello")],

@@ -30,6 +30,10 @@ from tests.support.clients import (
 PARTITIONS = 3
 TOPIC = "durable"
 OVERRIDES = {"log.segment.bytes": str(256 * 1024)}
+#: librdkafka's batches stay below the small segments: its default ``batch.size`` (1 MB) lets a
+#: loaded machine's batches grow past 256 KiB, which Kafka and Franz refuse with
+#: RECORD_LIST_TOO_LARGE (a CI run).
+SMALL_BATCHES = {"batch.size": 64 * 1024}
 
 
 class _Writer:
@@ -45,6 +49,7 @@ class _Writer:
                 "bootstrap.servers": bootstrap,
                 "acks": "all",
                 "linger.ms": 2,
+                **SMALL_BATCHES,
                 "message.timeout.ms": 5000,
                 "retries": 0,  # a resend after the crash could land twice: keep it simple
                 "reconnect.backoff.max.ms": 500,
@@ -133,7 +138,9 @@ def test_acknowledged_records_survive_sigkill(broker_factory, tmp_path):
     # The recovered log takes new appends right after its end.
     ends = end_offsets(broker.bootstrap, TOPIC, range(PARTITIONS))
     after = [OutRecord(None, b"after %d" % p, partition=p) for p in range(PARTITIONS)]
-    result = produce_with("confluent-kafka", broker.bootstrap, TOPIC, after, timeout=30)
+    result = produce_with(
+        "confluent-kafka", broker.bootstrap, TOPIC, after, config=SMALL_BATCHES, timeout=30
+    )
     assert [(a.partition, a.offset) for a in result.acks if a] == [
         (p, ends[p][1]) for p in range(PARTITIONS)
     ]
@@ -146,7 +153,9 @@ def test_clean_stop_and_start_keep_everything(broker_factory, tmp_path):
         OutRecord(b"k%d" % i, b"value %d " % i + b"y" * (i % 300), (("h", b"%d" % i),), i % 3)
         for i in range(10_000)
     ]
-    result = produce_with("confluent-kafka", broker.bootstrap, TOPIC, records, timeout=60)
+    result = produce_with(
+        "confluent-kafka", broker.bootstrap, TOPIC, records, config=SMALL_BATCHES, timeout=60
+    )
     before = end_offsets(broker.bootstrap, TOPIC, range(PARTITIONS))
 
     assert broker.stop() == 0, broker.output()
