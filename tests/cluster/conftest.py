@@ -29,3 +29,22 @@ def cluster(
     base = Path(tmp_path_factory.mktemp("cluster"))
     with start_cluster(new_chroot(zookeeper_server.connect_string), base) as c:
         yield c
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test that used the ``cluster`` fixture reports the last lines each broker
+    printed (all its runs): a failure seen only in CI then shows what the brokers did."""
+    outcome = yield
+    report = outcome.get_result()
+    cluster = getattr(item, "funcargs", {}).get("cluster")
+    if report.when != "call" or not report.failed or not isinstance(cluster, Cluster):
+        return
+    for broker_id, broker in sorted(cluster.brokers.items()):
+        path = broker.data_dir / "broker.out"
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        title = f"broker {broker_id} output (last 150 lines)"
+        report.sections.append((title, "\n".join(lines[-150:])))
