@@ -315,10 +315,14 @@ def encode_group_metadata_value(
 # --- reading -------------------------------------------------------------------------------
 
 
-class _Reader:
-    """A cursor over one record; every read checks the bytes are there."""
+class RecordReader:
+    """A cursor over one coordinator record (``__consumer_offsets``, ``__transaction_state``);
+    every read checks the bytes are there and fails with ``error``."""
 
     __slots__ = ("buf", "flexible", "pos", "what")
+
+    #: The exception every failed read raises (a subclass narrows it per topic).
+    error: type[CoordinatorRecordError] = CoordinatorRecordError
 
     def __init__(self, buf: bytes, what: str) -> None:
         self.buf = bytes(buf)
@@ -329,13 +333,18 @@ class _Reader:
     def _take(self, n: int, field: str) -> bytes:
         end = self.pos + n
         if end > len(self.buf):
-            raise CoordinatorRecordError(
+            raise self.error(
                 f"{self.what} is truncated: {field} needs {n} bytes at position {self.pos},"
                 f" only {len(self.buf) - self.pos} left"
             )
         data = self.buf[self.pos : end]
         self.pos = end
         return data
+
+    def fixed(self, s: struct.Struct, field: str) -> int:
+        """One fixed-size integer read with ``s``."""
+        value: int = s.unpack(self._take(s.size, field))[0]
+        return value
 
     def int16(self, field: str) -> int:
         value: int = _INT16.unpack(self._take(2, field))[0]
@@ -353,7 +362,7 @@ class _Reader:
         try:
             value, self.pos = decode_unsigned_varint(self.buf, self.pos)
         except InvalidRecordError as e:
-            raise CoordinatorRecordError(f"{self.what}: {field}: {e}") from None
+            raise self.error(f"{self.what}: {field}: {e}") from None
         return value
 
     def _length(self, fixed: struct.Struct, field: str) -> int:
@@ -366,34 +375,41 @@ class _Reader:
     def nullable_string(self, field: str) -> str | None:
         n = self._length(_INT16, field)
         if n < -1:
-            raise CoordinatorRecordError(f"{self.what}: {field} has length {n}")
+            raise self.error(f"{self.what}: {field} has length {n}")
         if n == -1:
             return None
         data = self._take(n, field)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CoordinatorRecordError(f"{self.what}: {field} is not UTF-8: {e}") from None
+            raise self.error(f"{self.what}: {field} is not UTF-8: {e}") from None
 
     def string(self, field: str) -> str:
         value = self.nullable_string(field)
         if value is None:
-            raise CoordinatorRecordError(f"{self.what}: non-nullable {field} is null")
+            raise self.error(f"{self.what}: non-nullable {field} is null")
         return value
 
     def bytes_(self, field: str) -> bytes:
         n = self._length(_INT32, field)
         if n < 0:
-            raise CoordinatorRecordError(f"{self.what}: non-nullable {field} has length {n}")
+            raise self.error(f"{self.what}: non-nullable {field} has length {n}")
         return self._take(n, field)
 
-    def array_length(self, field: str) -> int:
+    def nullable_array_length(self, field: str) -> int | None:
+        """An array's length; None for a null array."""
         n = self._length(_INT32, field)
+        return None if n == -1 else self._count(n, field)
+
+    def array_length(self, field: str) -> int:
+        return self._count(self._length(_INT32, field), field)
+
+    def _count(self, n: int, field: str) -> int:
         if n < 0:
-            raise CoordinatorRecordError(f"{self.what}: non-nullable {field} has length {n}")
+            raise self.error(f"{self.what}: non-nullable {field} has length {n}")
         # Each element takes at least one byte: refuse counts the buffer cannot hold.
         if n > len(self.buf) - self.pos:
-            raise CoordinatorRecordError(
+            raise self.error(
                 f"{self.what} is truncated: {field} claims {n} elements,"
                 f" only {len(self.buf) - self.pos} bytes left"
             )
@@ -409,12 +425,12 @@ class _Reader:
     def end(self) -> None:
         left = len(self.buf) - self.pos
         if left:
-            raise CoordinatorRecordError(f"{self.what} has {left} unexpected trailing bytes")
+            raise self.error(f"{self.what} has {left} unexpected trailing bytes")
 
 
 def decode_key(data: bytes) -> OffsetKey | GroupMetadataKey:
     """Decode a ``__consumer_offsets`` key: versions 0/1 are offset keys, 2 a group key."""
-    r = _Reader(data, "__consumer_offsets key")
+    r = RecordReader(data, "__consumer_offsets key")
     version = r.int16("version")
     key: OffsetKey | GroupMetadataKey
     if version in _OFFSET_KEY_VERSIONS:
@@ -427,8 +443,8 @@ def decode_key(data: bytes) -> OffsetKey | GroupMetadataKey:
     return key
 
 
-def _value_reader(data: bytes, kind: str) -> tuple[_Reader, int]:
-    r = _Reader(data, kind)
+def _value_reader(data: bytes, kind: str) -> tuple[RecordReader, int]:
+    r = RecordReader(data, kind)
     version = r.int16("version")
     if version not in _VALUE_VERSIONS:
         raise UnknownRecordVersionError(f"unknown {kind} version {version}")

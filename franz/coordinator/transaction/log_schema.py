@@ -59,14 +59,14 @@ from typing import Final
 
 from franz.coordinator.group.offsets_schema import (
     CoordinatorRecordError,
+    RecordReader,
     UnknownRecordVersionError,
 )
 from franz.coordinator.group.offsets_schema import (
     partition_for as _offsets_partition_for,
 )
 from franz.coordinator.transaction.states import TransactionState, UnknownTransactionStateError
-from franz.errors import InvalidRecordError
-from franz.protocol.records.varint import decode_unsigned_varint, encode_unsigned_varint
+from franz.protocol.records.varint import encode_unsigned_varint
 
 __all__ = [
     "TRANSACTION_LOG_KEY_VERSION",
@@ -193,83 +193,11 @@ def encode_value(value: TransactionLogValue, version: int = TRANSACTION_LOG_VALU
 # --- reading -------------------------------------------------------------------------------
 
 
-class _Reader:
-    """A cursor over one record; every read checks the bytes are there."""
+class _Reader(RecordReader):
+    """The coordinator records' reader, failing with ``TransactionLogRecordError``."""
 
-    __slots__ = ("buf", "flexible", "pos", "what")
-
-    def __init__(self, buf: bytes, what: str) -> None:
-        self.buf = bytes(buf)
-        self.pos = 0
-        self.what = what
-        self.flexible = False
-
-    def _take(self, n: int, field: str) -> bytes:
-        end = self.pos + n
-        if end > len(self.buf):
-            raise TransactionLogRecordError(
-                f"{self.what} is truncated: {field} needs {n} bytes at position {self.pos},"
-                f" only {len(self.buf) - self.pos} left"
-            )
-        data = self.buf[self.pos : end]
-        self.pos = end
-        return data
-
-    def fixed(self, s: struct.Struct, field: str) -> int:
-        value: int = s.unpack(self._take(s.size, field))[0]
-        return value
-
-    def uvarint(self, field: str) -> int:
-        try:
-            value, self.pos = decode_unsigned_varint(self.buf, self.pos)
-        except InvalidRecordError as e:
-            raise TransactionLogRecordError(f"{self.what}: {field}: {e}") from None
-        return value
-
-    def _length(self, fixed: struct.Struct, field: str) -> int:
-        """A length; -1 means null (a compact length stores n + 1, so 0 means null)."""
-        if self.flexible:
-            return self.uvarint(field) - 1
-        return self.fixed(fixed, field)
-
-    def string(self, field: str) -> str:
-        n = self._length(_INT16, field)
-        if n < 0:
-            raise TransactionLogRecordError(f"{self.what}: non-nullable {field} has length {n}")
-        try:
-            return self._take(n, field).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise TransactionLogRecordError(f"{self.what}: {field} is not UTF-8: {e}") from None
-
-    def nullable_array_length(self, field: str) -> int | None:
-        n = self._length(_INT32, field)
-        return None if n == -1 else self._count(n, field)
-
-    def array_length(self, field: str) -> int:
-        return self._count(self._length(_INT32, field), field)
-
-    def _count(self, n: int, field: str) -> int:
-        if n < 0:
-            raise TransactionLogRecordError(f"{self.what}: non-nullable {field} has length {n}")
-        # Each element takes at least one byte: refuse counts the buffer cannot hold.
-        if n > len(self.buf) - self.pos:
-            raise TransactionLogRecordError(
-                f"{self.what} is truncated: {field} claims {n} elements,"
-                f" only {len(self.buf) - self.pos} bytes left"
-            )
-        return n
-
-    def skip_tagged_fields(self) -> None:
-        if not self.flexible:
-            return
-        for _ in range(self.uvarint("tagged field count")):
-            tag = self.uvarint("tag")
-            self._take(self.uvarint(f"tagged field {tag} size"), f"tagged field {tag}")
-
-    def end(self) -> None:
-        left = len(self.buf) - self.pos
-        if left:
-            raise TransactionLogRecordError(f"{self.what} has {left} unexpected trailing bytes")
+    __slots__ = ()
+    error = TransactionLogRecordError
 
 
 def decode_key(data: bytes) -> str:
