@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -336,11 +337,23 @@ class Controller:
         while True:
             event = await self._queue.get()
             task = asyncio.get_running_loop().create_task(self._process(event))
+            task.add_done_callback(functools.partial(self._answer_if_never_run, event))
             self._current = task
             # wait() does not raise when resign() cancels the handler: the loop goes on.
             await asyncio.wait({task})
             if self._current is task:
                 self._current = None
+
+    def _answer_if_never_run(
+        self, event: ControllerEvent | _Elected, task: asyncio.Task[None]
+    ) -> None:
+        """A resignation that cancels the event's task before its first step skips
+        ``_process`` (and its ``finally``) altogether: answer the request here, or its
+        sender waits without end (a leader's AlterPartition stalled its ISR changes until
+        the resigned controller's broker closed the connection, 10 s, CI). Answering is
+        idempotent, so a task cancelled later is answered once."""
+        if task.cancelled():
+            refuse(event, ErrorCode.NOT_CONTROLLER)
 
     async def _process(self, event: ControllerEvent | _Elected) -> None:
         name = type(event).__name__

@@ -267,3 +267,26 @@ def test_not_controller_at_once_and_on_resignation() -> None:
     inactive, queued, waiting = asyncio.run(main())
     assert waiting
     assert inactive == queued == AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
+
+
+def test_a_request_whose_event_task_is_cancelled_before_it_runs_is_answered() -> None:
+    """The event task picked the request from the queue, and the controller resigned before
+    that task's first step: ``_process`` never ran, yet the request is answered NOT_CONTROLLER
+    (it used to wait without end: a leader's ISR change stalled until the resigned
+    controller's broker closed the connection)."""
+
+    async def main() -> AlterPartitionResult:
+        controller = Controller(cast(KafkaZkClient, None), 1)
+        controller._epoch = ControllerEpoch(5, 4)
+        controller._task = asyncio.get_running_loop().create_task(controller._run())
+        pending = controller.alter_partition(request(data(0, (1, 2))))
+        await asyncio.sleep(0)  # the event task takes it and creates its handler task
+        assert controller._current is not None and not pending.done()
+        controller.resign()  # cancels that handler task before its first step
+        try:
+            async with asyncio.timeout(5):
+                return await pending
+        finally:
+            await controller.stop()
+
+    assert asyncio.run(main()) == AlterPartitionResult(ErrorCode.NOT_CONTROLLER)
