@@ -115,7 +115,8 @@ def kafka_log_dir(
     base = tmp_path_factory.mktemp("kafka-writer")
     kafka = KafkaBroker(base, f"{zookeeper}/kafka-writer", properties=SMALL_SEGMENTS).start()
     try:
-        create_topic(kafka.bootstrap, TOPIC)
+        # A freshly started Kafka under CI load once took over 30 s to create it.
+        create_topic(kafka.bootstrap, TOPIC, timeout=90)
         write(kafka.bootstrap)
     finally:
         kafka.stop()

@@ -205,23 +205,24 @@ def read_numbers(
     """The record numbers (a value's leading decimal, as ``AckedProducer`` writes them) of a
     partition from offset 0 up to its high watermark, in offset order (confluent-kafka);
     asserts that every offset below the HW was read."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:8]}"}
-    )
+    deadline = time.monotonic() + timeout_s
+    while True:
+        consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:8]}"}
+        )
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+            break
+        except KafkaException:
+            # The client's metadata may not have the partition (or its leader) yet, e.g. right
+            # after an election or a restart: librdkafka answers _UNKNOWN_PARTITION at once.
+            # A new client per attempt: in CI one consumer kept that answer for 120 s while
+            # every broker's log showed the partition led and in sync (not root-caused).
+            consumer.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                _, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=30
-                )
-                break
-            except KafkaException:
-                # The client's metadata may not have the partition (or its leader) yet, e.g.
-                # right after an election: librdkafka answers _UNKNOWN_PARTITION at once.
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
         consumer.assign([TopicPartition(topic, partition, 0)])
         out: list[tuple[int, int]] = []
         while len(out) < high and time.monotonic() < deadline:
