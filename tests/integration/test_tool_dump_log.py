@@ -47,9 +47,15 @@ def record_lines(stdout: str) -> list[str]:
 
 
 def produce_batches(bootstrap: str, topic: str, batches: list[list[OutRecord]]) -> None:
-    """One produce (one batch, linger 0 and a flush per list) per inner list."""
+    """One batch per inner list: the producer lingers until the list's last record is queued.
+
+    With linger 0 librdkafka's sender may take the first record before the rest are queued and
+    split a list in two (a CI run saw five batches); a long linger with ``batch.num.messages``
+    set to the list's size sends each list whole (full batch, or the flush at the end).
+    """
     for records in batches:
-        produce_with("confluent-kafka", bootstrap, topic, records, config={"linger.ms": 0})
+        config = {"linger.ms": 30_000, "batch.num.messages": len(records)}
+        produce_with("confluent-kafka", bootstrap, topic, records, config=config)
 
 
 def partition_dir(broker: BrokerProcess, topic: str, partition: int = 0) -> Path:
