@@ -33,15 +33,11 @@ the stream: the bug this found, see ``ReplicaManager.maybe_shrink_isrs``). Then:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import itertools
-import os
 import re
 import subprocess
 import threading
 import time
-import types
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -75,33 +71,18 @@ from tests.support.cluster import (
     start_cluster,
 )
 from tests.support.groups import GROUP_BROKER_OVERRIDES, GroupMember, close_all, make_member
+from tests.support.leaks import KAFKA_PYTHON_SOCKET_FILTERS, release_kafka_python_sockets
 from tests.support.zookeeper import ZooKeeperServer
 
 #: The Python clients leave the socket of a refused connection attempt (to the stopped
-#: broker) to the garbage collector: a ResourceWarning from the client's own bookkeeping,
-#: which the application never sees, raised wherever the collector runs (a later test too).
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning",
-    "ignore:unclosed <socket.socket:ResourceWarning",
-)
+#: broker) to the garbage collector (``tests.support.leaks``).
+pytestmark = KAFKA_PYTHON_SOCKET_FILTERS
 
 
 @pytest.fixture(autouse=True)
 def _release_leaked_sockets() -> Iterator[None]:
-    """Release the clients' leaked sockets while this module's filter applies. kafka-python
-    3 keeps the exception of a connection refused by a stopped broker (with its traceback)
-    after the client is closed, and the traceback's ``kafka.net.inet`` frames hold the
-    refused socket: left alone, it warns at the session's end (pytest's unraisable check)
-    or in whichever test the collector happens to run in (one failed so in CI). Clearing
-    those finished frames frees their sockets here."""
     yield
-    inet = os.path.join("kafka", "net", "inet.py")
-    for obj in gc.get_objects():
-        if isinstance(obj, types.FrameType) and obj.f_code.co_filename.endswith(inet):
-            with contextlib.suppress(RuntimeError):  # a frame still running is left alone
-                obj.clear()
-    for _ in range(5):  # as pytest's own collect_unraisable: cycles may need a few passes
-        gc.collect()
+    release_kafka_python_sockets()
 
 
 OFFSETS_TOPIC = "__consumer_offsets"
