@@ -89,9 +89,7 @@ def main(bootstrap: str, source: str, sink: str, group: str, transactional_id: s
                     value=b"out-" + (m.value() or b""),
                 )
             positions = consumer.position(consumer.assignment())
-            producer.send_offsets_to_transaction(
-                positions, consumer.consumer_group_metadata(), 30
-            )
+            producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
             _commit(producer)
         except KafkaException as exc:
             error = exc.args[0]
