@@ -34,6 +34,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidTimestampError",
     "InvalidTopicError",
+    "InvalidTxnStateError",
     "KafkaStorageError",
     "LogDirLockedError",
     "LogDirNotFoundError",
@@ -49,6 +50,7 @@ __all__ = [
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
     "TopicAlreadyExistsError",
+    "TransactionCoordinatorFencedError",
     "UnknownProducerIdError",
     "UnknownServerError",
     "UnknownTopicOrPartitionError",
@@ -722,6 +724,20 @@ class ProducerFencedError(ApiError):
     """A newer producer with the same transactional id has fenced this one."""
 
     code = ErrorCode.PRODUCER_FENCED
+
+
+class InvalidTxnStateError(ApiError):
+    """A transactional operation in the wrong state (Kafka's ``InvalidTxnStateException``),
+    e.g. a non-transactional batch from a producer whose transaction is ongoing."""
+
+    code = ErrorCode.INVALID_TXN_STATE
+
+
+class TransactionCoordinatorFencedError(ApiError):
+    """An end-transaction marker from a coordinator whose epoch is older than the one the
+    partition knows (Kafka's ``TransactionCoordinatorFencedException``): a zombie coordinator."""
+
+    code = ErrorCode.TRANSACTION_COORDINATOR_FENCED
 
 
 class InvalidPartitionsError(ApiError):

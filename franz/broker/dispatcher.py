@@ -57,6 +57,7 @@ from franz.protocol.legacy_versions import (
     decode_legacy_offset_commit_request,
     decode_list_offsets_v0_request,
     decode_offset_for_leader_epoch_v0_request,
+    decode_write_txn_markers_v0_request,
 )
 from franz.protocol.messages import build_response, decode_request, encode_response
 from franz.protocol.produce import decode_produce_request
@@ -158,6 +159,10 @@ class Dispatcher:
                 header.api_version
             ):
                 request = decode_offset_for_leader_epoch_v0_request(frame, header.size)
+            elif header.api_key == ApiKey.WRITE_TXN_MARKERS and support.is_legacy(
+                header.api_version
+            ):
+                request = decode_write_txn_markers_v0_request(frame, header.size)
             elif stand_in is not None:
                 request = decode_request(
                     header.api_key,

@@ -55,6 +55,7 @@ from franz.cluster.alter_partition import IsrUpdate, IsrUpdateResult
 from franz.cluster.replica import ReplicaState
 from franz.errors import ErrorCode, NotEnoughReplicasError, OffsetOutOfRangeError
 from franz.storage.files import TopicPartition
+from franz.storage.index.txn_index import AbortedTxn
 from franz.storage.log import FetchDataInfo, Log, LogAppendInfo
 
 __all__ = [
@@ -578,6 +579,18 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO (``Log.last_stable_offset``): READ_COMMITTED fetches and ListOffsets."""
+        return self.log.last_stable_offset
+
+    def collect_aborted_transactions(
+        self, start_offset: int, upper_bound_offset: int
+    ) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[start_offset, upper_bound_offset)``
+        (``Log.collect_aborted_transactions``): a READ_COMMITTED fetch's list."""
+        return self.log.collect_aborted_transactions(start_offset, upper_bound_offset)
 
     def append_records_to_leader(
         self,

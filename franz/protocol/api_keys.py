@@ -56,6 +56,7 @@ class ApiKey(enum.IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    WRITE_TXN_MARKERS = 27
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     ALTER_REPLICA_LOG_DIRS = 34
@@ -69,6 +70,7 @@ class ApiKey(enum.IntEnum):
     OFFSET_DELETE = 47
     ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,10 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiSupport(0, 0, 0, 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiSupport(0, 0, 0, 0),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiSupport(0, 2, 4, 4, legacy_from=0),
+    # Transactions, the partition leader's side (KIP-98, KIP-664): WriteTxnMarkers v0 is
+    # served by hand (franz.protocol.legacy_versions).
+    ApiKey.WRITE_TXN_MARKERS: ApiSupport(0, 1, 1, 1, legacy_from=0),
+    ApiKey.DESCRIBE_PRODUCERS: ApiSupport(0, 0, 0, 0),
 }
 
 

@@ -34,9 +34,10 @@ Fetch v0-3 carry message sets of magic 0 (v0-1) or 1 (v2-3): the handler down-co
 (``franz.protocol.records.legacy``) and passes ``bytes``, never file regions.
 
 The aborted-transactions array is as Kafka sends it: null for a partition read at
-READ_UNCOMMITTED (Kafka only looks transactions up for READ_COMMITTED), empty for
-READ_COMMITTED and for partitions refused before the read (unknown topic or partition:
-Kafka's ``FetchResponse.partitionResponse`` default). Franz always sends an empty (not
+READ_UNCOMMITTED (Kafka only looks transactions up for READ_COMMITTED), the aborted
+transactions overlapping the records sent (possibly none) for READ_COMMITTED, and empty for
+partitions refused before the read (unknown topic or partition: Kafka's
+``FetchResponse.partitionResponse`` default). Franz always sends an empty (not
 null) record set when there is no data: librdkafka and franz-go's kfake treat null and empty
 differently in places (twmb/franz-go#1227).
 """
@@ -67,6 +68,7 @@ FIRST_TOPIC_ID: Final = 13
 FIRST_NODE_ENDPOINTS: Final = 16
 _LEADER: Final = struct.Struct(">ii")
 _EPOCH_END: Final = struct.Struct(">iq")
+_ABORTED: Final = struct.Struct(">qq")  # producer_id, first_offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,9 @@ class FetchPartitionResult:
     #: Null (not empty) aborted transactions: what Kafka sends for a partition it read (or
     #: failed to read) at READ_UNCOMMITTED.
     aborted_transactions_null: bool = False
+    #: READ_COMMITTED (v4+): the aborted transactions overlapping the records sent, as
+    #: (producer id, first offset) pairs (KIP-98); ignored when ``aborted_transactions_null``.
+    aborted_transactions: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def records_size(self) -> int:
@@ -183,11 +188,15 @@ def encode_fetch_response(
                 )
                 if version >= 5:
                     out += _I64.pack(p.log_start_offset)
-                # No aborted transactions: null or an empty array.
                 if p.aborted_transactions_null:
                     out += b"\x00" if flexible else b"\xff\xff\xff\xff"
                 else:
-                    out += b"\x01" if flexible else b"\x00\x00\x00\x00"
+                    aborted = p.aborted_transactions
+                    out += _uvarint(len(aborted) + 1) if flexible else _I32.pack(len(aborted))
+                    for producer_id, first_offset in aborted:
+                        out += _ABORTED.pack(producer_id, first_offset)
+                        if flexible:
+                            out += b"\x00"  # AbortedTransaction tagged fields
             else:
                 out += _PARTITION_V0.pack(p.partition_index, p.error_code, p.high_watermark)
             if version >= 11:

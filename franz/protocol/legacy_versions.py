@@ -1,5 +1,6 @@
 """The pre-0.11 versions of Produce (v0-2), Fetch (v0-3), ListOffsets (v0) and OffsetCommit
-(v0-1), and OffsetForLeaderEpoch v0-1 (Kafka 1.x), by hand.
+(v0-1), OffsetForLeaderEpoch v0-1 (Kafka 1.x) and WriteTxnMarkers v0 (before Kafka 2.8's
+flexible v1), by hand.
 
 Why hand-written: kio is generated from Kafka 4's schemas, which dropped these versions
 (KIP-896), while Kafka 3.9 still serves them, to clients with ``api.version.request=false``
@@ -41,6 +42,13 @@ Wire formats (``ProduceRequest.json`` etc. at Kafka 3.9)::
     OffsetForLeaderEpoch v0-1 response (v2 adds a leading throttle_time_ms int32)
       topics [topic string, partitions [error_code int16, partition int32,
               leader_epoch int32 (v1 only), end_offset int64]]
+
+    WriteTxnMarkers v0 request (v1: the same fields, flexible)
+      markers [producer_id int64, producer_epoch int16, transaction_result bool,
+               topics [name string, partition_indexes [int32]], coordinator_epoch int32]
+    WriteTxnMarkers v0 response
+      markers [producer_id int64, topics [name string,
+               partitions [partition_index int32, error_code int16]]]
 """
 
 from __future__ import annotations
@@ -62,14 +70,17 @@ __all__ = [
     "decode_legacy_offset_commit_request",
     "decode_list_offsets_v0_request",
     "decode_offset_for_leader_epoch_v0_request",
+    "decode_write_txn_markers_v0_request",
     "encode_legacy_produce_response",
     "encode_list_offsets_v0_response",
     "encode_offset_for_leader_epoch_v0_response",
+    "encode_write_txn_markers_v0_response",
 ]
 
 _I16: Final = struct.Struct(">h")
 _I32: Final = struct.Struct(">i")
 _I64: Final = struct.Struct(">q")
+_I8: Final = struct.Struct(">b")
 #: Fetch versions below this one carry message sets (magic 0/1); kio cannot decode them.
 LEGACY_FETCH_BELOW: Final = 4
 #: What Kafka uses for Fetch v0-2, which have no request-level max_bytes.
@@ -353,4 +364,67 @@ def encode_offset_for_leader_epoch_v0_response(
             if version >= 1:
                 out += _I32.pack(p["leader_epoch"])
             out += _I64.pack(p["end_offset"])
+    return bytes(out)
+
+
+# -- WriteTxnMarkers v0 -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyWritableTxnMarkerTopic:
+    name: str
+    partition_indexes: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyWritableTxnMarker:
+    producer_id: int
+    producer_epoch: int
+    transaction_result: bool
+    topics: list[LegacyWritableTxnMarkerTopic]
+    coordinator_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyWriteTxnMarkersRequest:
+    markers: list[LegacyWritableTxnMarker]
+
+
+def decode_write_txn_markers_v0_request(
+    frame: bytes | bytearray, offset: int
+) -> LegacyWriteTxnMarkersRequest:
+    """Decode a WriteTxnMarkers v0 body; ``InvalidRequestError`` if malformed."""
+    r = _Reader(frame, offset)
+    markers = []
+    for _ in range(r.count()):
+        producer_id = r.int64()
+        producer_epoch = r.int16()
+        result = r._take(_I8) != 0
+        topics = []
+        for _ in range(r.count()):
+            name = r.string()
+            topics.append(
+                LegacyWritableTxnMarkerTopic(name, [r.int32() for _ in range(r.count())])
+            )
+        markers.append(
+            LegacyWritableTxnMarker(producer_id, producer_epoch, result, topics, r.int32())
+        )
+    return LegacyWriteTxnMarkersRequest(markers)
+
+
+def encode_write_txn_markers_v0_response(markers: Sequence[Mapping[str, Any]]) -> bytes:
+    """A WriteTxnMarkers v0 body; ``markers``: ``{"producer_id", "topics": [{"name",
+    "partitions": [{"partition_index", "error_code"}]}]}``."""
+    out = bytearray(_I32.pack(len(markers)))
+    for marker in markers:
+        out += _I64.pack(marker["producer_id"])
+        topics: Sequence[Mapping[str, Any]] = marker["topics"]
+        out += _I32.pack(len(topics))
+        for topic in topics:
+            _string(out, topic["name"])
+            partitions: Sequence[Mapping[str, Any]] = topic["partitions"]
+            out += _I32.pack(len(partitions))
+            for p in partitions:
+                out += _I32.pack(p["partition_index"])
+                out += _I16.pack(int(p["error_code"]))
     return bytes(out)

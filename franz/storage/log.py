@@ -30,6 +30,9 @@ not stored twice; epoch and sequence errors refuse the append. Batches without a
 cost one integer comparison each. The producer state is snapshotted (``<offset>.snapshot``)
 at every roll and at a clean close, and rebuilt from the latest snapshot plus batch headers
 on load and after truncation (``franz.storage.log_loader.rebuild_producer_state``).
+Transactions (KIP-98, ``franz.storage.transactions``): markers end them, aborts go to the
+marker segment's ``.txnindex``; ``last_stable_offset`` and ``collect_aborted_transactions``
+serve READ_COMMITTED fetches.
 
 Not thread-safe: one owner (the partition, on the broker's event loop) calls every method.
 An I/O error takes the log offline: every later call raises ``KafkaStorageError``.
@@ -69,9 +72,11 @@ from franz.storage.files import (
     LOG_SUFFIX,
     SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
     TopicPartition,
     segment_file,
 )
+from franz.storage.index.txn_index import AbortedTxn
 from franz.storage.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
 from franz.storage.log_loader import load_segments, rebuild_producer_state
 from franz.storage.log_validator import (
@@ -91,6 +96,7 @@ from franz.storage.producer_state import (
     ProducerStateManager,
 )
 from franz.storage.segment import LogSegment
+from franz.storage.transactions import collect_aborted_transactions, complete_transactions
 
 __all__ = ["FetchDataInfo", "Log", "LogAppendInfo", "TimestampAndOffset"]
 
@@ -197,6 +203,7 @@ class Log:
             had_clean_shutdown=had_clean_shutdown,
             initial_offset=log_start_offset,
             verify_all=verify_all,
+            producer_id_expiration_ms=producer_id_expiration_ms,
         )
         self.producer_state = ProducerStateManager(
             directory, self.name, producer_id_expiration_ms=producer_id_expiration_ms
@@ -221,6 +228,7 @@ class Log:
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         rebuild_producer_state(self)
+        self.producer_state.transactions.on_high_watermark_updated(self.high_watermark)
 
     # -- segments ------------------------------------------------------------------------
 
@@ -234,7 +242,7 @@ class Log:
 
     def new_segment(self, base_offset: int) -> LogSegment:
         """A fresh, empty segment at ``base_offset`` (stale files of that name removed)."""
-        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             path = self.dir / f"{base_offset:020d}{suffix}"
             if path.exists() and base_offset not in self._bases:
                 path.unlink()  # a stale file from a segment deleted before a crash
@@ -325,8 +333,18 @@ class Log:
         if producers.duplicates:
             return self._duplicate_append_info(producers)
         info = self._append(buffer, views, append_time)
-        self.producer_state.update(producers)
+        self._update_producers(producers)
         return info
+
+    def _update_producers(self, producers: ProducerAppendInfo) -> None:
+        """After an append: install the producer entries, then index and complete the
+        transactions its markers ended (``franz.storage.transactions``)."""
+        self.producer_state.update(producers)
+        if producers.completed:
+            try:
+                complete_transactions(self, self.active_segment, producers.completed)
+            except OSError as exc:
+                self._fail(exc)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
         """Append batches whose offsets the leader assigned (replication, recovery tools)."""
@@ -346,9 +364,13 @@ class Log:
             if view.producer_id >= 0:
                 idempotent = True
             expected = view.next_offset
+        if not idempotent:
+            return self._append(buffer, views, -1)
+        # The leader checked epochs and sequences; the transaction rules apply (Kafka's
+        # AppendOrigin.REPLICATION).
+        producers = self.producer_state.prepare_append(views, AppendOrigin.REPLICATION)
         info = self._append(buffer, views, -1)
-        if idempotent:
-            self.producer_state.replay(views)  # the leader checked them
+        self._update_producers(producers)
         return info
 
     def _validate(
@@ -657,9 +679,35 @@ class Log:
     # -- offsets -------------------------------------------------------------------------
 
     def update_high_watermark(self, offset: int) -> int:
-        """Set the HW, clamped to [log start offset, LEO]; returns the value set."""
+        """Set the HW, clamped to [log start offset, LEO]; returns the value set. Completed
+        transactions whose markers it passes become stable (``onHighWatermarkUpdated``)."""
         self.high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+        self.producer_state.transactions.on_high_watermark_updated(self.high_watermark)
         return self.high_watermark
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest transaction that is ongoing, or completed with
+        its marker at or above the HW, raised to the log start offset; None if there is
+        none (Kafka's ``UnifiedLog.firstUnstableOffset``)."""
+        offset = self.producer_state.transactions.first_unstable_offset()
+        return None if offset is None else max(offset, self.log_start_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: ``min(first unstable offset, HW)`` (Kafka's ``lastStableOffset``);
+        READ_COMMITTED consumers read below it."""
+        first_unstable = self.first_unstable_offset
+        if first_unstable is not None and first_unstable < self.high_watermark:
+            return first_unstable
+        return self.high_watermark
+
+    def collect_aborted_transactions(
+        self, start_offset: int, upper_bound_offset: int
+    ) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[start_offset, upper_bound_offset)``
+        (Kafka's ``UnifiedLog.collectAbortedTransactions``; ``franz.storage.transactions``)."""
+        return collect_aborted_transactions(self, start_offset, upper_bound_offset)
 
     def maybe_increment_log_start_offset(self, new_start: int) -> bool:
         """DeleteRecords: move the log start offset forward (never past the HW)."""
@@ -699,6 +747,7 @@ class Log:
             self.log_end_offset = self.active_segment.read_next_offset()
             self._after_truncation()
             rebuild_producer_state(self)
+            self.producer_state.transactions.on_high_watermark_updated(self.high_watermark)
         except OSError as exc:
             self._fail(exc)
         return True

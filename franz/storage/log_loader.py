@@ -42,6 +42,12 @@ Steps, in order:
    that does not may decode damaged records. ``franz dump-log-segments --verify`` reports
    the same batches offline.
 7. The active segment's indexes are preallocated again to ``segment.index.bytes``.
+8. The ``.txnindex`` of every segment recovered above (steps 3 and 4) is rebuilt as Kafka's
+   ``LogLoader.recoverSegment`` does: a fresh producer state is loaded from the latest
+   snapshot at or below the first recovered segment's base offset (snapshots above it are
+   deleted, as Kafka's ``truncateAndReload`` there deletes them), the log is replayed from
+   there to the end of the last recovered segment, each ABORT marker in a recovered segment
+   is indexed with the LSO the replayed state gives it, and a snapshot is taken at that end.
 
 Then, once the log's offsets are known, :func:`rebuild_producer_state` (Kafka's
 ``rebuildProducerState``) loads the idempotent-producer state: snapshots above the log end
@@ -49,7 +55,9 @@ offset are deleted, the latest remaining ``.snapshot`` is loaded (a corrupt one 
 and the next older tried), and batch *headers* are replayed from its offset (from the log
 start offset without a snapshot) to the log end offset. A clean shutdown leaves a snapshot at
 the log end offset, so nothing is replayed; after a crash only the batches after the last
-roll's snapshot are. Truncation rebuilds the state the same way.
+roll's snapshot are. Truncation rebuilds the state the same way. Ongoing transactions come
+back from the snapshot (``CurrentTxnFirstOffset``) and the replay; transactions the replay
+completes stay unstable until the log's high watermark passes their markers.
 """
 
 from __future__ import annotations
@@ -73,11 +81,13 @@ from franz.storage.files import (
     segment_file,
 )
 from franz.storage.index.base import CorruptIndexError
+from franz.storage.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager
 
 if TYPE_CHECKING:
     from franz.protocol.records.batch import RecordBatchView
     from franz.storage.log import Log
     from franz.storage.segment import LogSegment
+    from franz.storage.transactions import CompletedTxn
 
 __all__ = ["iter_batch_headers", "load_segments", "rebuild_producer_state"]
 
@@ -88,7 +98,12 @@ _HEADER_PREFIX = struct.Struct(">qiibIhi")
 
 
 def load_segments(
-    target: Log, *, had_clean_shutdown: bool, initial_offset: int, verify_all: bool = False
+    target: Log,
+    *,
+    had_clean_shutdown: bool,
+    initial_offset: int,
+    verify_all: bool = False,
+    producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
 ) -> None:
     """Fill ``target``'s segment list from its directory; see the module docstring."""
     directory = target.dir
@@ -98,7 +113,7 @@ def load_segments(
         name = path.name
         if name.endswith(LOG_SUFFIX):
             bases.append(offset_from_file_name(name))
-        elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
+        elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)):
             base = offset_from_file_name(name)
             if not segment_file(directory, base, LOG_SUFFIX).exists():
                 log.info("removing orphaned index file %s", path)
@@ -143,6 +158,46 @@ def load_segments(
         if segment.base_offset in recovered:
             segment.on_become_inactive()  # final time-index entry, trimmed indexes
     target.active_segment.resize_indexes(target.config.segment_index_bytes)
+    present = recovered & set(target._bases)
+    if present:
+        _rebuild_txn_indexes(target, present, initial_offset, producer_id_expiration_ms)
+
+
+def _rebuild_txn_indexes(
+    target: Log, recovered: set[int], log_start_offset: int, producer_id_expiration_ms: int
+) -> None:
+    """Refill the ``.txnindex`` of the recovered segments (``recover`` emptied them); see
+    step 8 of the module docstring. Raises ``OSError``."""
+    first = min(recovered)
+    last = target._bases.index(max(recovered))
+    segments = target._segments
+    end = (
+        segments[last + 1].base_offset
+        if last + 1 < len(segments)
+        else segments[last].read_next_offset()
+    )
+    state = ProducerStateManager(
+        target.dir, target.name, producer_id_expiration_ms=producer_id_expiration_ms
+    )
+    start = state.truncate_and_reload(log_start_offset, first, target._clock.wall_ms())
+
+    def index(txn: CompletedTxn, last_stable_offset: int) -> None:
+        segment = segments[target._segment_index_for(txn.last_offset)]
+        if segment.base_offset in recovered:
+            segment.update_txn_index(txn, last_stable_offset)
+
+    state.replay(iter_batch_headers(target, start, end), on_completed=index)
+    state.take_snapshot(end)
+    aborted = sum(len(segments[target._bases.index(base)].txn_index) for base in recovered)
+    log.info(
+        "rebuilt the transaction indexes of %d recovered segment(s) of %s from offset %d to "
+        "%d: %d aborted transaction(s)",
+        len(recovered),
+        target.name,
+        start,
+        end,
+        aborted,
+    )
 
 
 def _recover_segment(target: Log, segment: LogSegment) -> int:

@@ -3,8 +3,8 @@
 Per producer id seen in the partition's log, a ``ProducerStateEntry`` keeps the producer
 epoch, the metadata of its last ``NUM_BATCHES_TO_RETAIN`` (5) appended batches (first/last
 sequence, first/last offset, max timestamp) and the timestamp of its last batch. Only batch
-headers feed it (producerId, producerEpoch, baseSequence, lastOffsetDelta, maxTimestamp):
-records are never decoded.
+headers feed it (producerId, producerEpoch, baseSequence, lastOffsetDelta, maxTimestamp,
+attributes): records are never decoded, except the one record of an end-transaction marker.
 
 Appends (``Log.append_as_leader``) check every batch with ``producerId >= 0`` *before*
 anything is written, against the state as updated by the earlier batches of the same append
@@ -30,42 +30,32 @@ anything is written, against the state as updated by the earlier batches of the 
     (Kafka's ``incrementSequence``), else ``OutOfOrderSequenceError``.
   * baseSequence < 0 with a producer id: ``InvalidRecordError`` (Kafka's ``LogValidator``).
 
-- ``COORDINATOR`` (broker-internal leader appends): the epoch check only.
-- ``REPLICATION`` (follower appends, and rebuilding from the log): no checks.
+- ``COORDINATOR`` (broker-internal leader appends, WriteTxnMarkers): the epoch check only.
+- ``REPLICATION`` (follower appends, and rebuilding from the log): no epoch or sequence
+  checks.
 
-Control batches are skipped, and transactional batches are treated as plain idempotent
-ones: transactions are out of scope (``CoordinatorEpoch`` and ``CurrentTxnFirstOffset`` are
-carried through snapshots, written as -1 otherwise).
+Transactions (KIP-98; ``franz.storage.transactions`` has the life cycle and the LSO), for
+every origin as Kafka 3.9's ``ProducerAppendInfo`` (no KIP-890 verification):
 
-Snapshots (``<20-digit offset>.snapshot`` in the partition dir, Kafka's
-``LogFileUtils.PRODUCER_SNAPSHOT_FILE_SUFFIX``) hold the state *before* that offset. The
-format is Kafka's ``PID_SNAPSHOT_MAP_SCHEMA``, version 1, big-endian, checked against
-apache/kafka ``storage/.../log/ProducerStateManager.java`` (``PRODUCER_SNAPSHOT_ENTRY_SCHEMA``,
-``readSnapshot``, ``writeSnapshot``) and ``core/.../log/ProducerStateManager.scala``::
+* a transactional data batch of a producer with no ongoing transaction starts one at its
+  base offset (``currentTxnFirstOffset``); a non-transactional batch of a producer with one
+  is refused with ``InvalidTxnStateError`` (INVALID_TXN_STATE, 48), replication included.
+* an end-transaction marker (a control batch; its one record is decoded) with an epoch below
+  the producer's: ``InvalidProducerEpochError``; with a coordinator epoch below the one last
+  seen for the producer: ``TransactionCoordinatorFencedError`` (TRANSACTION_COORDINATOR_FENCED,
+  52). Replication logs both instead. The marker ends the ongoing transaction (a
+  ``CompletedTxn``, none if there was none), sets the producer's epoch and coordinator epoch,
+  and keeps its cached batches unless the epoch changed. A control batch without records
+  changes nothing (its transaction was cleaned away).
 
-    Version        int16    1
-    Crc            uint32   CRC-32C of every byte after this field
-    ProducerEntries         int32 count, then per producer (46 bytes):
-      ProducerId              int64
-      ProducerEpoch           int16
-      LastSequence            int32   last sequence of the last batch (-1: none)
-      LastOffset              int64   last offset of the last batch (-1: none)
-      OffsetDelta             int32   LastOffset - first offset of that batch
-      Timestamp               int64   max timestamp of the last batch
-      CoordinatorEpoch        int32   -1
-      CurrentTxnFirstOffset   int64   -1: no ongoing transaction
+Snapshots: ``franz.storage.producer_entry`` has the format (Kafka's ``PID_SNAPSHOT_MAP_SCHEMA``).
+A snapshot restores ongoing transactions (``CurrentTxnFirstOffset``).
 
-A snapshot keeps only the *last* batch of each producer (as Kafka's): after a restart,
-retries of older batches are recognised only among batches replayed from the log after the
-snapshot's offset. Entries are written in producer-id order (Kafka's order is a HashMap's).
-Snapshots are written to ``<name>.tmp``, fsynced and renamed, so a crash leaves a whole
-snapshot or none; a snapshot that fails its version or CRC check is deleted with a warning
-and the state is rebuilt from an older snapshot or the log.
-
-Expiration: an entry whose last timestamp is ``producer.id.expiration.ms`` (Kafka default
-86400000, one day) or more in the past is removed by ``remove_expired_producers`` (called
-every ``producer.id.expiration.check.interval.ms``, default 600000) and skipped when a
-snapshot is loaded. Entries of producers whose batches were all deleted by retention are
+Expiration: an entry with no ongoing transaction whose last timestamp is
+``producer.id.expiration.ms`` (Kafka default 86400000, one day) or more in the past is
+removed by ``remove_expired_producers`` (called every
+``producer.id.expiration.check.interval.ms``, default 600000) and skipped when a snapshot
+is loaded. Entries of producers whose batches were all deleted by retention are
 kept until they expire (Kafka >= 2.4, KIP-360).
 
 Not thread-safe: owned by its ``Log``.
@@ -76,26 +66,36 @@ from __future__ import annotations
 import bisect
 import enum
 import logging
-import os
-import struct
-from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final
-
-import crc32c
 
 from franz.errors import (
     DuplicateSequenceError,
     InvalidProducerEpochError,
     InvalidRecordError,
+    InvalidTxnStateError,
     OutOfOrderSequenceError,
+    TransactionCoordinatorFencedError,
     UnknownProducerIdError,
 )
-from franz.protocol.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBatchView
+from franz.protocol.records.batch import RecordBatchView
+from franz.protocol.records.control import read_end_txn_marker
 from franz.storage.files import SNAPSHOT_SUFFIX, offset_from_file_name, segment_file
+from franz.storage.producer_entry import (
+    NUM_BATCHES_TO_RETAIN,
+    PRODUCER_SNAPSHOT_VERSION,
+    BatchMetadata,
+    CorruptSnapshotError,
+    ProducerStateEntry,
+    decode_snapshot,
+    encode_snapshot,
+    read_snapshot,
+    write_snapshot,
+)
+from franz.storage.transactions import CompletedTxn, TransactionState, TxnMetadata
 
 __all__ = [
     "DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS",
@@ -116,25 +116,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Batches remembered per producer for duplicate detection (Kafka's
-#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``; producers keep at most 5 in flight).
-NUM_BATCHES_TO_RETAIN: Final = 5
-PRODUCER_SNAPSHOT_VERSION: Final = 1
 #: ``producer.id.expiration.ms`` and ``producer.id.expiration.check.interval.ms`` defaults.
 DEFAULT_PRODUCER_ID_EXPIRATION_MS: Final = 86_400_000
 DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS: Final = 600_000
 
 _INT32_MAX: Final = 2**31 - 1
-_SEQUENCE_MODULUS: Final = 2**31
-_CRC_OFFSET: Final = 2
-_ENTRIES_OFFSET: Final = 6
-_HEADER = struct.Struct(">hIi")  # Version, Crc, entry count
-_ENTRY = struct.Struct(">qhiqiqiq")
-
-
-class CorruptSnapshotError(Exception):
-    """A snapshot file that fails its version, CRC or schema check (Kafka's
-    ``CorruptSnapshotException``). Local: it never reaches a client."""
 
 
 class AppendOrigin(enum.Enum):
@@ -146,97 +132,21 @@ class AppendOrigin(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class BatchMetadata:
-    """One appended batch of a producer (Kafka's ``BatchMetadata``)."""
-
-    first_seq: int
-    last_seq: int
-    first_offset: int
-    last_offset: int
-    timestamp: int
-
-    @property
-    def offset_delta(self) -> int:
-        return self.last_offset - self.first_offset
-
-
-@dataclass(slots=True)
-class ProducerStateEntry:
-    """What a partition knows of one producer id (Kafka's ``ProducerStateEntry``).
-
-    ``batches`` holds the last ``NUM_BATCHES_TO_RETAIN`` batches of the current epoch, the
-    oldest first; a new epoch clears it.
-    """
-
-    producer_id: int
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    batches: deque[BatchMetadata] = field(
-        default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN)
-    )
-    last_timestamp: int = -1
-    coordinator_epoch: int = -1
-    current_txn_first_offset: int = -1
-
-    @property
-    def last_seq(self) -> int:
-        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
-
-    @property
-    def last_data_offset(self) -> int:
-        return self.batches[-1].last_offset if self.batches else -1
-
-    @property
-    def last_offset_delta(self) -> int:
-        return self.batches[-1].offset_delta if self.batches else 0
-
-    def copy(self) -> ProducerStateEntry:
-        return ProducerStateEntry(
-            self.producer_id,
-            self.producer_epoch,
-            deque(self.batches, maxlen=NUM_BATCHES_TO_RETAIN),
-            self.last_timestamp,
-            self.coordinator_epoch,
-            self.current_txn_first_offset,
-        )
-
-    def add_batch(
-        self,
-        epoch: int,
-        first_seq: int,
-        last_seq: int,
-        first_offset: int,
-        last_offset: int,
-        timestamp: int,
-    ) -> None:
-        if epoch != self.producer_epoch:
-            self.batches.clear()
-            self.producer_epoch = epoch
-        self.batches.append(
-            BatchMetadata(first_seq, last_seq, first_offset, last_offset, timestamp)
-        )
-        self.last_timestamp = timestamp
-
-    def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
-        """The cached batch with exactly this sequence range in this epoch, if any."""
-        if epoch != self.producer_epoch:
-            return None
-        for batch in self.batches:
-            if batch.first_seq == first_seq and batch.last_seq == last_seq:
-                return batch
-        return None
-
-
-@dataclass(frozen=True, slots=True)
 class ProducerAppendInfo:
     """The outcome of checking one append (Kafka's ``ProducerAppendInfo``).
 
     ``updated``: the entries as they will be once the append is written (private copies;
     :meth:`ProducerStateManager.update` installs them). ``duplicates``: non-empty when every
     batch of the append was a duplicate; they are the cached batches, in request order.
+    ``started``: the transactions the append begins; ``completed``: those its markers end,
+    which the log indexes and completes once it is written
+    (``franz.storage.transactions.complete_transactions``).
     """
 
     updated: dict[int, ProducerStateEntry]
     duplicates: tuple[BatchMetadata, ...] = ()
+    started: tuple[TxnMetadata, ...] = ()
+    completed: tuple[CompletedTxn, ...] = ()
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -257,6 +167,8 @@ class ProducerStateManager:
         self.name = name
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self._producers: dict[int, ProducerStateEntry] = {}
+        #: Ongoing and unreplicated transactions (Kafka's ``ongoingTxns``/``unreplicatedTxns``).
+        self.transactions = TransactionState()
         self._snapshots: list[int] = self._list_snapshots()
 
     # -- state ---------------------------------------------------------------------------
@@ -276,20 +188,30 @@ class ProducerStateManager:
     ) -> ProducerAppendInfo:
         """Check ``batches`` (offsets already assigned) in order; nothing is changed yet.
 
-        Raises the errors listed in the module docstring. Batches without a producer id and
-        control batches pass through.
+        Raises the errors listed in the module docstring. Batches without a producer id pass
+        through; control batches must be whole (their marker record is read).
         """
         updated: dict[int, ProducerStateEntry] = {}
         duplicates: list[BatchMetadata] = []
+        started: list[TxnMetadata] = []
+        completed: list[CompletedTxn] = []
         fresh = 0
         for batch in batches:
             producer_id = batch.producer_id
-            if producer_id < 0 or batch.is_control_batch:
+            if producer_id < 0:
                 fresh += 1
                 continue
             entry = updated.get(producer_id)
             if entry is None:
                 entry = self._producers.get(producer_id)
+            if batch.is_control_batch:
+                working = updated.get(producer_id)
+                if working is None:
+                    working = entry.copy() if entry is not None else ProducerStateEntry(producer_id)
+                    updated[producer_id] = working
+                self._append_marker(working, batch, origin, completed)
+                fresh += 1
+                continue
             epoch = batch.producer_epoch
             first_seq = batch.base_sequence
             if origin is AppendOrigin.CLIENT:
@@ -311,21 +233,83 @@ class ProducerStateManager:
             if working is None:
                 working = entry.copy() if entry is not None else ProducerStateEntry(producer_id)
                 updated[producer_id] = working
-            working.add_batch(
-                epoch,
-                first_seq,
-                batch.last_sequence,
-                batch.base_offset,
-                batch.last_offset,
-                batch.max_timestamp,
-            )
+            self._append_data(working, batch, started)
             fresh += 1
         if duplicates and fresh:
             raise DuplicateSequenceError(
                 f"an append to {self.name} mixes {len(duplicates)} duplicate batch(es) with "
                 f"{fresh} new one(s); producers send one batch per partition"
             )
-        return ProducerAppendInfo(updated, tuple(duplicates))
+        return ProducerAppendInfo(updated, tuple(duplicates), tuple(started), tuple(completed))
+
+    def _append_data(
+        self, entry: ProducerStateEntry, batch: RecordBatchView, started: list[TxnMetadata]
+    ) -> None:
+        """Kafka's ``appendDataBatch`` once the batch is checked: cache it, then the
+        transaction rules (a transactional batch starts a transaction; a plain one during a
+        transaction is refused)."""
+        entry.add_batch(
+            batch.producer_epoch,
+            batch.base_sequence,
+            batch.last_sequence,
+            batch.base_offset,
+            batch.last_offset,
+            batch.max_timestamp,
+        )
+        transactional = batch.is_transactional
+        if entry.current_txn_first_offset >= 0 and not transactional:
+            raise InvalidTxnStateError(
+                f"expected transactional write from producer {entry.producer_id} at offset "
+                f"{batch.base_offset} in partition {self.name}"
+            )
+        if entry.current_txn_first_offset < 0 and transactional:
+            entry.current_txn_first_offset = batch.base_offset
+            started.append(TxnMetadata(entry.producer_id, batch.base_offset))
+
+    def _append_marker(
+        self,
+        entry: ProducerStateEntry,
+        batch: RecordBatchView,
+        origin: AppendOrigin,
+        completed: list[CompletedTxn],
+    ) -> None:
+        """Kafka's ``ProducerAppendInfo.appendEndTxnMarker`` (see the module docstring)."""
+        found = read_end_txn_marker(batch)
+        if found is None:
+            return  # an empty control batch: the whole transaction was cleaned from the log
+        marker, timestamp = found
+        epoch, offset = batch.producer_epoch, batch.base_offset
+        if epoch < entry.producer_epoch:
+            if origin is not AppendOrigin.REPLICATION:
+                self._check_epoch(entry, epoch, offset)
+            log.warning(
+                "epoch of producer %d at offset %d in %s is %d, which is smaller than the last "
+                "seen epoch %d",
+                entry.producer_id,
+                offset,
+                self.name,
+                epoch,
+                entry.producer_epoch,
+            )
+        if entry.coordinator_epoch > marker.coordinator_epoch:
+            message = (
+                f"invalid coordinator epoch for producerId {entry.producer_id} at offset "
+                f"{offset} in partition {self.name}: {marker.coordinator_epoch} (zombie), "
+                f"{entry.coordinator_epoch} (current)"
+            )
+            if origin is not AppendOrigin.REPLICATION:
+                raise TransactionCoordinatorFencedError(message)
+            log.info("%s", message)
+        if entry.current_txn_first_offset >= 0:
+            completed.append(
+                CompletedTxn(
+                    entry.producer_id,
+                    entry.current_txn_first_offset,
+                    offset,
+                    is_aborted=not marker.is_commit,
+                )
+            )
+        entry.end_txn(epoch, marker.coordinator_epoch, timestamp)
 
     def _check_epoch(self, entry: ProducerStateEntry, epoch: int, offset: int) -> None:
         if epoch < entry.producer_epoch:
@@ -365,38 +349,60 @@ class ProducerStateManager:
             )
 
     def update(self, info: ProducerAppendInfo) -> None:
-        """Install the entries of a checked append once it is written."""
+        """Install the entries of a checked append once it is written, and start its
+        transactions. Its completed transactions are the log's to index and complete."""
         self._producers.update(info.updated)
+        for txn in info.started:
+            self.transactions.start(txn)
 
-    def replay(self, batches: Iterable[RecordBatchView]) -> int:
-        """Apply batch headers without checks (replication, rebuilding from the log).
+    def replay(
+        self,
+        batches: Iterable[RecordBatchView],
+        on_completed: Callable[[CompletedTxn, int], None] | None = None,
+    ) -> int:
+        """Apply batches as ``REPLICATION`` appends (rebuilding from the log; Kafka's
+        ``loadProducersFromRecords`` and ``LogSegment.updateProducerState``). Data batches may
+        be headers only; control batches must be whole.
 
-        Returns how many batches carried a producer id.
+        Each completed transaction is passed to ``on_completed`` with its LSO (recovery
+        rebuilds ``.txnindex`` files with it), then completed. Returns how many batches
+        carried a producer id. Raises ``InvalidTxnStateError`` as an append would.
         """
         producers = self._producers
+        transactions = self.transactions
         applied = 0
+        started: list[TxnMetadata] = []
+        completed: list[CompletedTxn] = []
         for batch in batches:
             producer_id = batch.producer_id
-            if producer_id < 0 or batch.is_control_batch:
+            if producer_id < 0:
                 continue
             entry = producers.get(producer_id)
             if entry is None:
                 entry = producers[producer_id] = ProducerStateEntry(producer_id)
-            entry.add_batch(
-                batch.producer_epoch,
-                batch.base_sequence,
-                batch.last_sequence,
-                batch.base_offset,
-                batch.last_offset,
-                batch.max_timestamp,
-            )
+            if batch.is_control_batch:
+                self._append_marker(entry, batch, AppendOrigin.REPLICATION, completed)
+            else:
+                self._append_data(entry, batch, started)
+            for txn in started:
+                transactions.start(txn)
+            for done in completed:
+                if on_completed is not None:
+                    on_completed(done, transactions.last_stable_offset(done))
+                transactions.complete(done)
+            started.clear()
+            completed.clear()
             applied += 1
         return applied
 
     # -- expiration ----------------------------------------------------------------------
 
     def _is_expired(self, entry: ProducerStateEntry, now_ms: int) -> bool:
-        return now_ms - entry.last_timestamp >= self.producer_id_expiration_ms
+        """Kafka's ``isProducerExpired``: a producer with an ongoing transaction never is."""
+        return (
+            entry.current_txn_first_offset < 0
+            and now_ms - entry.last_timestamp >= self.producer_id_expiration_ms
+        )
 
     def remove_expired_producers(self, now_ms: int) -> int:
         """Drop entries idle for ``producer.id.expiration.ms``; returns how many."""
@@ -443,6 +449,7 @@ class ProducerStateManager:
         deleted (with a warning) and the next older one is tried.
         """
         self._producers.clear()
+        self.transactions.clear()
         for offset in [o for o in self._snapshots if o > log_end_offset]:
             self._delete_snapshot(offset)
         while self._snapshots:
@@ -461,13 +468,20 @@ class ProducerStateManager:
                 continue
             for entry in entries:
                 if not self._is_expired(entry, now_ms):
-                    self._producers[entry.producer_id] = entry
+                    self._load_entry(entry)
             return offset
         return log_start_offset
+
+    def _load_entry(self, entry: ProducerStateEntry) -> None:
+        """Kafka's ``loadProducerEntry``: a snapshot's ongoing transaction is ongoing again."""
+        self._producers[entry.producer_id] = entry
+        if entry.current_txn_first_offset >= 0:
+            self.transactions.start(TxnMetadata(entry.producer_id, entry.current_txn_first_offset))
 
     def truncate_fully(self) -> None:
         """Forget every producer and delete every snapshot (the log restarts empty)."""
         self._producers.clear()
+        self.transactions.clear()
         for snapshot in list(self._snapshots):
             self._delete_snapshot(snapshot)
 
@@ -498,106 +512,3 @@ class ProducerStateManager:
             f"ProducerStateManager({self.name}, producers={len(self._producers)}, "
             f"snapshots={self._snapshots})"
         )
-
-
-# -- the snapshot format ----------------------------------------------------------------------
-
-
-def encode_snapshot(entries: Iterable[ProducerStateEntry]) -> bytes:
-    """The bytes of a version-1 snapshot holding ``entries`` (sorted by producer id)."""
-    ordered = sorted(entries, key=lambda e: e.producer_id)
-    out = bytearray(_HEADER.size + _ENTRY.size * len(ordered))
-    _HEADER.pack_into(out, 0, PRODUCER_SNAPSHOT_VERSION, 0, len(ordered))
-    position = _HEADER.size
-    for entry in ordered:
-        _ENTRY.pack_into(
-            out,
-            position,
-            entry.producer_id,
-            entry.producer_epoch,
-            entry.last_seq,
-            entry.last_data_offset,
-            entry.last_offset_delta,
-            entry.last_timestamp,
-            entry.coordinator_epoch,
-            entry.current_txn_first_offset,
-        )
-        position += _ENTRY.size
-    struct.pack_into(">I", out, _CRC_OFFSET, crc32c.crc32c(memoryview(out)[_ENTRIES_OFFSET:]))
-    return bytes(out)
-
-
-def decode_snapshot(data: bytes) -> list[ProducerStateEntry]:
-    """Parse a snapshot; ``CorruptSnapshotError`` on a bad version, CRC or length.
-
-    Like Kafka's ``readSnapshot``, an entry with LastOffset >= 0 restores one batch
-    (first offset = LastOffset - OffsetDelta, first sequence = LastSequence - OffsetDelta
-    wrapped at 2^31, Kafka's ``decrementSequence``); one with LastOffset -1 restores only
-    the epoch and timestamp.
-    """
-    if len(data) < _HEADER.size:
-        raise CorruptSnapshotError(f"snapshot is {len(data)} bytes, shorter than its header")
-    version, crc, count = _HEADER.unpack_from(data, 0)
-    if version != PRODUCER_SNAPSHOT_VERSION:
-        raise CorruptSnapshotError(f"snapshot contained an unknown file version {version}")
-    computed = crc32c.crc32c(memoryview(data)[_ENTRIES_OFFSET:])
-    if crc != computed:
-        raise CorruptSnapshotError(
-            f"snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. "
-            f"Computed crc: {computed}"
-        )
-    if count < 0 or len(data) != _HEADER.size + count * _ENTRY.size:
-        raise CorruptSnapshotError(
-            f"snapshot declares {count} entries but holds {len(data) - _HEADER.size} bytes of them"
-        )
-    entries = []
-    for (
-        producer_id,
-        epoch,
-        last_seq,
-        last_offset,
-        offset_delta,
-        timestamp,
-        coordinator_epoch,
-        txn_first_offset,
-    ) in _ENTRY.iter_unpack(memoryview(data)[_HEADER.size :]):
-        entry = ProducerStateEntry(
-            producer_id,
-            epoch,
-            last_timestamp=timestamp,
-            coordinator_epoch=coordinator_epoch,
-            current_txn_first_offset=txn_first_offset,
-        )
-        if last_offset >= 0:
-            first_seq = (last_seq - offset_delta) % _SEQUENCE_MODULUS
-            entry.batches.append(
-                BatchMetadata(
-                    first_seq, last_seq, last_offset - offset_delta, last_offset, timestamp
-                )
-            )
-        entries.append(entry)
-    return entries
-
-
-def read_snapshot(path: Path) -> list[ProducerStateEntry]:
-    return decode_snapshot(path.read_bytes())
-
-
-def write_snapshot(path: Path, entries: Iterable[ProducerStateEntry]) -> None:
-    """Write ``path`` atomically: ``<path>.tmp``, fsync, rename, fsync the directory."""
-    data = encode_snapshot(entries)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

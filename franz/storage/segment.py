@@ -1,10 +1,13 @@
-"""A log segment: one ``.log`` file of record batches and its two indexes (Kafka's ``LogSegment``).
+"""A log segment: one ``.log`` file of record batches and its indexes (Kafka's ``LogSegment``).
 
 Files, named after the segment's base offset (``franz.storage.files``)::
 
     <base>.log        v2 record batches, exactly as appended (franz.protocol.records.batch)
     <base>.index      OffsetIndex: (relative offset int32, position int32), sparse
     <base>.timeindex  TimeIndex: (timestamp int64, relative offset int32), sparse
+    <base>.txnindex   TransactionIndex: the transactions aborted by markers in this segment;
+                      created by the first abort only (Kafka opens it lazily too), renamed,
+                      truncated, flushed and deleted with the segment
 
 Invariants:
 - Batches are appended whole, in offset order; ``size`` is the byte length of the ``.log``
@@ -31,6 +34,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from franz.clock import Clock
 from franz.protocol.records.batch import (
@@ -45,11 +49,16 @@ from franz.storage.files import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
     segment_file,
 )
 from franz.storage.index.base import CorruptIndexError
 from franz.storage.index.offset_index import OffsetIndex
 from franz.storage.index.time_index import TimeIndex
+from franz.storage.index.txn_index import TransactionIndex
+
+if TYPE_CHECKING:
+    from franz.storage.transactions import CompletedTxn
 
 __all__ = ["BatchLocation", "LogSegment", "SegmentReadResult"]
 
@@ -116,6 +125,9 @@ class LogSegment:
         self.time_index = TimeIndex(
             segment_file(directory, base_offset, TIME_INDEX_SUFFIX), base_offset, max_index_size
         )
+        self.txn_index = TransactionIndex(
+            base_offset, segment_file(directory, base_offset, TXN_INDEX_SUFFIX)
+        )
         self.created_ms = clock.wall_ms()
         self.bytes_since_last_index_entry = 0
         self._rolling_based_timestamp: int | None = None
@@ -180,6 +192,12 @@ class LogSegment:
             self._rolling_based_timestamp = batches[0].max_timestamp
         self.size = position
 
+    def update_txn_index(self, completed: CompletedTxn, last_stable_offset: int) -> None:
+        """Index ``completed`` if it was aborted (Kafka's ``LogSegment.updateTxnIndex``); its
+        marker is in this segment. Raises ``OSError``."""
+        if completed.is_aborted:
+            self.txn_index.append(completed.aborted_txn(last_stable_offset))
+
     def _cut_back(self, size: int) -> None:
         """Cut the log file back to ``size`` after a failed append."""
         try:
@@ -223,7 +241,8 @@ class LogSegment:
 
         For rebuilding producer state (producerId, producerEpoch, baseSequence): the views
         hold the header only, so their ``raw``/``records_payload``/CRC methods do not apply
-        and their ``position`` is within a read buffer, not the file. Trusts the log like
+        and their ``position`` is within a read buffer, not the file. Control batches are
+        read whole (a transaction marker's record is needed). Trusts the log like
         :meth:`iter_locations`; stops at a header that does not fit or is not magic 2.
         """
         end = self.size
@@ -243,6 +262,9 @@ class LogSegment:
             size = view.size_in_bytes
             if view.batch_length < MIN_BATCH_LENGTH or position + size > end:
                 return
+            if view.is_control_batch:
+                # A transaction marker's record is read (producer state); markers are small.
+                view = RecordBatchView(os.pread(self.fd, size, position))
             yield view
             position += size
 
@@ -357,11 +379,16 @@ class LogSegment:
         """O(1) checks of the index files; raises ``CorruptIndexError``."""
         self.offset_index.sanity_check(self.size)
         self.time_index.sanity_check()
+        self.txn_index.sanity_check()
         if self.time_index.entries and self.time_index.last_entry.offset < self.base_offset:
             raise CorruptIndexError(f"time index of {self.log_path} points before the segment")
 
     def recover(self, max_batch_size: int | None = None) -> int:
         """Validate every batch, rebuild both indexes, cut a torn or corrupt tail.
+
+        The ``.txnindex`` is emptied: the loader rebuilds it from the producer state
+        (``franz.storage.log_loader``), as Kafka's ``recover`` does with its
+        ``ProducerStateManager``.
 
         Returns the number of bytes cut. The indexes are left preallocated, as for an active
         segment; the loader calls :meth:`on_become_inactive` on older ones. A batch is valid
@@ -371,6 +398,7 @@ class LogSegment:
         """
         self.offset_index.reset()
         self.time_index.reset()
+        self.txn_index.reset()
         self.resize_indexes(self.max_index_size)
         self.max_timestamp_so_far = -1
         self.offset_of_max_timestamp_so_far = -1
@@ -453,6 +481,7 @@ class LogSegment:
         self.size = position
         self.bytes_since_last_index_entry = 0
         self._reload_max_timestamp()
+        self.txn_index.truncate_to(self.read_next_offset())
         return cut
 
     def find_invalid_batches(self) -> list[BatchCheck]:
@@ -477,6 +506,7 @@ class LogSegment:
             return 0
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         removed = self.size - location.position
         os.ftruncate(self.fd, location.position)
         self.size = location.position
@@ -519,12 +549,14 @@ class LogSegment:
         os.fsync(self.fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         """Clean close: final time-index entry, trimmed indexes, file closed."""
         self._append_final_time_entry()
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
         os.close(self.fd)
         self.fd = -1
 
@@ -537,10 +569,12 @@ class LogSegment:
             self.fd = -1
 
     def change_file_suffixes(self, old: str, new: str) -> None:
-        """Rename the three files, e.g. ``""`` -> ``".deleted"`` before an async delete."""
+        """Rename the files, e.g. ``""`` -> ``".deleted"`` before an async delete (the
+        ``.txnindex`` only if it exists)."""
         self.log_path = _rename(self.log_path, old, new)
         self.offset_index.rename_to(_renamed(self.offset_index.path, old, new))
         self.time_index.rename_to(_renamed(self.time_index.path, old, new))
+        self.txn_index.rename_to(_renamed(self.txn_index.path, old, new))
 
     def update_parent_dir(self, directory: Path) -> None:
         """The partition dir was renamed (Kafka's ``LogSegment.updateParentDir``): the open
@@ -549,11 +583,13 @@ class LogSegment:
         self.log_path = directory / self.log_path.name
         self.offset_index.path = directory / self.offset_index.path.name
         self.time_index.path = directory / self.time_index.path.name
+        self.txn_index.path = directory / self.txn_index.path.name
 
     def delete_files(self) -> None:
         self.close_handlers()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             path.unlink(missing_ok=True)
+        self.txn_index.delete()
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size}, path={self.log_path})"

@@ -102,6 +102,8 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
+    ApiKey.WRITE_TXN_MARKERS: (0, 1),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
 }
 
 #: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
@@ -115,7 +117,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     24: "AddPartitionsToTxn",
     25: "AddOffsetsToTxn",
     26: "EndTxn",
-    27: "WriteTxnMarkers",
     28: "TxnOffsetCommit",
     29: "DescribeAcls",
     30: "CreateAcls",
@@ -132,7 +133,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     56: "AlterPartition",
     57: "UpdateFeatures",
     58: "Envelope",
-    61: "DescribeProducers",
     65: "DescribeTransactions",
     66: "ListTransactions",
     67: "AllocateProducerIds",

@@ -28,6 +28,7 @@ from franz.broker.handlers import (
     describe_configs,
     describe_groups,
     describe_log_dirs,
+    describe_producers,
     elect_leaders,
     fetch,
     find_coordinator,
@@ -49,6 +50,7 @@ from franz.broker.handlers import (
     stop_replica,
     sync_group,
     update_metadata,
+    write_txn_markers,
 )
 from franz.protocol.api_keys import ApiKey
 
@@ -88,6 +90,9 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.handle,
     ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.handle,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
+    # Transactions, the partition leader's side.
+    ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
+    ApiKey.DESCRIBE_PRODUCERS: describe_producers.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,

@@ -13,8 +13,19 @@
 * A topic with ``compression.type=zstd`` answers UNSUPPORTED_COMPRESSION_TYPE to Fetch below
   v10, as Kafka does (KIP-110; by the topic's config, not the stored batches).
 * Topic ids replace names from v13; an unknown id gets UNKNOWN_TOPIC_ID.
-* Isolation: Franz has no transactions, so the last stable offset equals the high watermark
-  and read_committed reads the same as read_uncommitted.
+* Isolation (KIP-98, Kafka's ``FetchIsolation``): every partition answers its last stable
+  offset (``Partition.last_stable_offset``: the first offset of the oldest open transaction,
+  or the HW). READ_UNCOMMITTED reads up to the HW, READ_COMMITTED (``isolation_level`` 1, v4+)
+  up to the LSO (``TXN_COMMITTED``) and answers the aborted transactions overlapping the
+  batches sent (Kafka's ``UnifiedLog.addAbortedTransactions``: from the fetch offset to the
+  offset after the last batch sent, ``Partition.collect_aborted_transactions``), so the
+  consumer drops their records; READ_UNCOMMITTED answers null there. Still ``sendfile``: only
+  the read's bound and the list change. The upper bound is exact (the batch headers of the
+  range are walked, ``_next_offset_after``), and only when the transaction index has an
+  abort at or after the fetch offset below the LSO; Kafka's is an offset-index entry at or
+  past the range's end (coarser; the consumer ignores the extra entries either way). A
+  consumer's long poll wakes when the HW moves and when a marker is appended
+  (``franz.broker.txn_markers``): both move the LSO.
 * Fetch v0-3 (pre-0.11 clients): the batches read are down-converted to message sets of
   magic 0 (v0-1) or 1 (v2-3) in memory (``franz.protocol.records.legacy``), as Kafka 3.9
   does, and sized as Kafka sends them (the read's size: cut, or padded with an overflow
@@ -51,6 +62,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import struct
 import time
 import uuid
 from collections.abc import Awaitable
@@ -90,6 +103,11 @@ from franz.storage.log import FetchDataInfo
 __all__ = ["handle"]
 
 _ZERO_UUID = uuid.UUID(int=0)
+#: A v2 batch's first fields: baseOffset int64, batchLength int32, partitionLeaderEpoch
+#: int32, magic int8, crc uint32, attributes int16, lastOffsetDelta int32.
+_HEADER_PREFIX = struct.Struct(">qi4x1x4x2xi")
+#: baseOffset + batchLength: the bytes before a batch's ``batchLength`` counts.
+_LOG_OVERHEAD = 12
 #: The first Fetch version that may carry zstd batches (KIP-110).
 ZSTD_MIN_VERSION = 10
 #: The first Fetch version whose consumers send client metadata (KIP-392, rack id).
@@ -289,7 +307,7 @@ def _read(
             continue
         result.aborted_transactions_null = not plan.read_committed
         result.high_watermark = partition.high_watermark
-        result.last_stable_offset = partition.high_watermark
+        result.last_stable_offset = partition.last_stable_offset
         result.log_start_offset = partition.log_start_offset
         if cached.last_fetched_epoch >= 0:
             try:
@@ -321,13 +339,18 @@ def _read(
                 partition.log_end_offset,
                 plan.follower_epoch,
             )
-            result.high_watermark = result.last_stable_offset = partition.high_watermark
+            result.high_watermark = partition.high_watermark
+            result.last_stable_offset = partition.last_stable_offset
         limit = min(cached.max_bytes, remaining)
         if limit <= 0 and not min_one:
             continue
-        if not partition.log.offline and cached.fetch_offset == (
-            partition.log_end_offset if follower_id >= 0 else partition.high_watermark
-        ):
+        if follower_id >= 0:
+            bound = partition.log_end_offset
+        elif plan.read_committed:
+            bound = result.last_stable_offset
+        else:
+            bound = result.high_watermark
+        if not partition.log.offline and cached.fetch_offset == bound:
             # Nothing to read (Log.read would answer empty): the usual case of the idle
             # partitions of a long poll or a follower's session, re-read on every wake-up.
             continue
@@ -338,12 +361,22 @@ def _read(
         ):
             continue  # Kafka's shouldLeaderThrottle (module docstring)
         try:
-            info = partition.read(
-                cached.fetch_offset,
-                max(limit, 0),
-                min_one_message=min_one,
-                up_to_leo=follower_id >= 0,
-            )
+            if plan.read_committed and follower_id < 0:
+                # FetchIsolation.TXN_COMMITTED: up to the LSO.
+                info = partition.log.read(
+                    cached.fetch_offset,
+                    max(limit, 0),
+                    max_offset=bound,
+                    min_one_message=min_one,
+                )
+                result.aborted_transactions = _aborted_transactions(partition, info, bound)
+            else:
+                info = partition.read(
+                    cached.fetch_offset,
+                    max(limit, 0),
+                    min_one_message=min_one,
+                    up_to_leo=follower_id >= 0,
+                )
         except Exception as exc:
             # Kafka's ReplicaManager.readFromLocalLog: a failed read reports no offsets.
             result.high_watermark = result.last_stable_offset = result.log_start_offset = -1
@@ -364,6 +397,40 @@ def _read(
             total += info.size
             min_one = False
     return out, total, errors
+
+
+def _aborted_transactions(partition: Any, info: FetchDataInfo, lso: int) -> list[tuple[int, int]]:
+    """READ_COMMITTED: the aborted transactions overlapping the batches of ``info`` (Kafka's
+    ``UnifiedLog.addAbortedTransactions``), as (producer id, first offset) pairs.
+
+    Those with an ABORT marker at or after the fetch offset and a first offset below the
+    offset after the last batch read (Kafka's ``collectAbortedTransactions(startOffset,
+    upperBoundOffset)``). The index is asked first up to the LSO (nothing read can lie
+    beyond it): with no abort there, which is the usual case, the batches are not looked at.
+    """
+    if not info.size:
+        return []
+    candidates = partition.collect_aborted_transactions(info.fetch_offset, lso)
+    if not candidates:
+        return []
+    upper = _next_offset_after(info)
+    return [txn.as_aborted_transaction() for txn in candidates if txn.first_offset < upper]
+
+
+def _next_offset_after(info: FetchDataInfo) -> int:
+    """The offset after the last batch of ``info``'s range: its batch headers are walked
+    (baseOffset and batchLength, then the last batch's lastOffsetDelta), a 27-byte read per
+    batch from the page cache; the records are not read."""
+    position = info.position
+    end = info.position + info.size
+    next_offset = info.fetch_offset
+    while position + _HEADER_PREFIX.size <= end:
+        base_offset, length, last_offset_delta = _HEADER_PREFIX.unpack(
+            os.pread(info.fd, _HEADER_PREFIX.size, position)
+        )
+        next_offset = base_offset + last_offset_delta + 1
+        position += _LOG_OVERHEAD + length
+    return next_offset
 
 
 def _downconvert(version: int, info: FetchDataInfo, fetch_offset: int) -> bytes:

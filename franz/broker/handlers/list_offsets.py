@@ -1,11 +1,17 @@
 """ListOffsets (2): offsets by timestamp, earliest, latest and max timestamp.
 
-Special timestamps (Kafka's ``ListOffsetsRequest``): -1 LATEST (the high watermark: the next
-offset a consumer can read; Franz has no transactions, so the LSO equals it), -2 EARLIEST
-(the log start offset), -3 MAX_TIMESTAMP (v7+, KIP-734: the offset of the record with the
-largest timestamp), -4 EARLIEST_LOCAL (v8+, the log start offset: no tiered storage),
--5 LATEST_TIERED (v9+, -1: nothing is tiered). Any other timestamp: the first offset whose
-timestamp is at or after it, among offsets below the high watermark; none gives -1/-1.
+Special timestamps (Kafka's ``ListOffsetsRequest``): -1 LATEST (the last fetchable offset:
+the next offset a consumer can read), -2 EARLIEST (the log start offset), -3 MAX_TIMESTAMP
+(v7+, KIP-734: the offset of the record with the largest timestamp), -4 EARLIEST_LOCAL (v8+,
+the log start offset: no tiered storage), -5 LATEST_TIERED (v9+, -1: nothing is tiered). Any
+other timestamp (and MAX_TIMESTAMP): the first offset whose timestamp is at or after it; one
+at or beyond the last fetchable offset gives -1/-1.
+
+The last fetchable offset is Kafka's ``Partition.fetchOffsetForTimestamp``'s: for a consumer
+at READ_UNCOMMITTED (``isolation_level`` 0, and every v1 request) the high watermark; at
+READ_COMMITTED (1, v2+, KIP-98) the last stable offset (``Partition.last_stable_offset``: an
+open transaction's first offset holds it back); for a replica (replica id >= 0: no isolation
+level) the log end offset.
 
 Only the leader answers (``franz.broker.leader_routing``): a follower or a broker that does
 not host the partition gives NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION when the
@@ -63,7 +69,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     partitions.append(_error(p.partition_index, partition))
                     continue
                 timestamp, offset, leader_epoch = _lookup(
-                    partition, p.timestamp, from_replica=request.replica_id >= 0
+                    partition,
+                    p.timestamp,
+                    from_replica=request.replica_id >= 0,
+                    read_committed=getattr(request, "isolation_level", 0) == 1,
                 )
             except Exception as exc:
                 partitions.append(_error(p.partition_index, error_code_for(exc)))
@@ -81,12 +90,20 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     return {"throttle_time": 0, "topics": topics}
 
 
-def _lookup(partition: Any, timestamp: int, *, from_replica: bool) -> tuple[int, int, int]:
-    """A consumer reads up to the HW; a follower (replica id >= 0: Kafka's fetcher asking
-    for the leader's end after OFFSET_OUT_OF_RANGE) up to the LEO, as Kafka's
-    ``Partition.fetchOffsetForTimestamp`` with no isolation level."""
+def _lookup(
+    partition: Any, timestamp: int, *, from_replica: bool, read_committed: bool
+) -> tuple[int, int, int]:
+    """A consumer reads up to the HW (READ_UNCOMMITTED) or the LSO (READ_COMMITTED); a
+    follower (replica id >= 0: Kafka's fetcher asking for the leader's end after
+    OFFSET_OUT_OF_RANGE) up to the LEO, as Kafka's ``Partition.fetchOffsetForTimestamp``
+    with no isolation level."""
     log = partition.log
-    hw = log.log_end_offset if from_replica else partition.high_watermark
+    if from_replica:
+        hw = log.log_end_offset
+    elif read_committed:
+        hw = partition.last_stable_offset
+    else:
+        hw = partition.high_watermark
     if timestamp == LATEST_TIMESTAMP:
         return -1, hw, partition.leader_epoch
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):

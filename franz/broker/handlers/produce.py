@@ -27,8 +27,16 @@ as Kafka does, a failed acks=0 produce closes the connection so the client notic
 Produce v0-2 (pre-0.11 clients) carry message sets of magic 0/1: each partition's set is
 validated (CRC-32 per message: CORRUPT_MESSAGE) and up-converted to one v2 batch before the
 append (``franz.protocol.records.legacy``), as Kafka 3.9 does; the log only sees v2.
-Transactional produce (a transactional id) is refused with INVALID_TXN_STATE: Franz has no
-transaction coordinator yet.
+Transactional produce (KIP-98): batches with the isTransactional attribute (bit 4) are
+appended like idempotent ones; the partition's producer state opens the producer's
+transaction at its first such batch (the LSO stays there until the coordinator's marker,
+``franz.broker.txn_markers``), and its errors map to Kafka's codes (INVALID_PRODUCER_EPOCH,
+OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE, ...; ``error_code_for``). As Kafka 3.9 with
+``transaction.partition.verification.enable=false`` (no KIP-890 verification), the broker
+does not ask the transaction coordinator whether the partition was added to the
+transaction. A request carrying transactional batches but no ``transactional_id`` is
+refused whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's ``handleProduceRequest``:
+``hasTransactionalRecords`` and no authorized transactional id).
 """
 
 from __future__ import annotations
@@ -67,6 +75,10 @@ ZSTD_MIN_VERSION = 7
 LEADER_HINT_VERSION = 10
 #: The low byte of a batch's ``attributes`` (``franz.protocol.records.batch``).
 _ATTRIBUTES_LOW = 22
+#: The isTransactional attribute bit (``DefaultRecordBatch.TRANSACTIONAL_FLAG_MASK``).
+_TRANSACTIONAL_BIT = 0x10
+#: baseOffset int64 + batchLength int32: the bytes a batch's ``batchLength`` does not count.
+_LOG_OVERHEAD = 12
 #: Produce v3 introduced record batches (magic 2); v0-2 carry message sets of magic 0/1.
 FIRST_BATCH_VERSION = 3
 
@@ -77,7 +89,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
     replica_manager = services.replica_manager
     cache = services.metadata_cache
     bad_acks = acks not in (0, 1, -1)
-    transactional = request.transactional_id is not None
+    txn_unauthorized = (
+        request.transactional_id is None
+        and ctx.api_version >= FIRST_BATCH_VERSION
+        and _has_transactional_records(request)
+    )
     zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
     failed = False
     legacy = ctx.api_version < FIRST_BATCH_VERSION
@@ -98,10 +114,11 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
             elif is_internal_topic(name):
                 # Kafka: "Cannot append to internal topic"; only coordinators write there.
                 topic_error = ErrorCode.INVALID_TOPIC_EXCEPTION
-        if bad_acks:
+        if txn_unauthorized:
+            # Kafka answers the whole request with it, before any other check.
+            topic_error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        elif bad_acks:
             topic_error = ErrorCode.INVALID_REQUIRED_ACKS
-        elif transactional:
-            topic_error = ErrorCode.INVALID_TXN_STATE
         for partition_data in topic_data.partition_data:
             index = partition_data.index
             if topic_error is not None:
@@ -233,6 +250,29 @@ def _upconvert(records: memoryview) -> bytearray:
             "Produce requests with version 0-2 may only carry message format v0 or v1"
         )
     return upconvert(records)
+
+
+def _has_transactional_records(request: Any) -> bool:
+    """Kafka's ``ProduceRequest.hasTransactionalRecords``: any batch of any partition with
+    the isTransactional attribute (bit 4). Batch headers only: baseOffset int64 and
+    batchLength int32 lead to the next batch."""
+    for topic_data in request.topic_data:
+        for partition_data in topic_data.partition_data:
+            records = partition_data.records
+            if not records:
+                continue
+            size = len(records)
+            position = 0
+            while position + _ATTRIBUTES_LOW < size:
+                if records[position + _ATTRIBUTES_LOW] & _TRANSACTIONAL_BIT:
+                    return True
+                length = int.from_bytes(
+                    records[position + 8 : position + _LOG_OVERHEAD], "big", signed=True
+                )
+                if length < 0:
+                    break  # corrupt: the append refuses it
+                position += _LOG_OVERHEAD + length
+    return False
 
 
 def _is_zstd(records: memoryview | bytes) -> bool:
