@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from franz.clock import Clock
 from franz.coordinator.transaction.metadata import (
@@ -111,6 +111,17 @@ class TransactionConfig:
 
     transaction_max_timeout_ms: int = 900_000
     transactional_id_expiration_ms: int = 604_800_000
+    abort_timed_out_transactions_interval_ms: int = 10_000
+    remove_expired_transactional_ids_interval_ms: int = 3_600_000
+
+    @classmethod
+    def from_broker_config(cls, get: Callable[[str], Any]) -> TransactionConfig:
+        return cls(
+            get("transaction.max.timeout.ms"),
+            get("transactional.id.expiration.ms"),
+            get("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+            get("transaction.remove.expired.transaction.cleanup.interval.ms"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +140,7 @@ class TransactionCoordinator:
         config: TransactionConfig,
         state: TransactionStateManager,
         markers: MarkerWriter,
-        generate_producer_id: Callable[[], asyncio.Future[int] | int],
+        generate_producer_id: Callable[[], Awaitable[int] | int],
         clock: Clock,
     ) -> None:
         self.config = config
@@ -138,6 +149,9 @@ class TransactionCoordinator:
         self._generate = generate_producer_id
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
+        now = clock.wall_ms()
+        self._last_abort_ms = now
+        self._last_expiry_ms = now
 
     def _now(self) -> int:
         return self._clock.wall_ms()
@@ -474,6 +488,17 @@ class TransactionCoordinator:
         if removed:
             log.info("removed %d expired transactional id(s)", removed)
         return removed
+
+    async def tick(self) -> None:
+        """The broker's periodic call: each upkeep task at its own Kafka interval
+        (``transaction-abort`` and ``transactionalId-expiration`` on Kafka's scheduler)."""
+        now = self._now()
+        if now - self._last_abort_ms >= self.config.abort_timed_out_transactions_interval_ms:
+            self._last_abort_ms = now
+            await self.abort_timed_out_transactions()
+        if now - self._last_expiry_ms >= self.config.remove_expired_transactional_ids_interval_ms:
+            self._last_expiry_ms = now
+            await self.remove_expired_transactional_ids()
 
     async def shutdown(self) -> None:
         for task in list(self._tasks):
