@@ -53,6 +53,12 @@ KAFKA_3_9_MAX = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: 0,
     ApiKey.LIST_PARTITION_REASSIGNMENTS: 0,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: 4,
+    # The transaction coordinator (issue 19).
+    ApiKey.ADD_PARTITIONS_TO_TXN: 5,
+    ApiKey.ADD_OFFSETS_TO_TXN: 4,
+    ApiKey.END_TXN: 4,
+    ApiKey.DESCRIBE_TRANSACTIONS: 0,
+    ApiKey.LIST_TRANSACTIONS: 1,
 }
 
 
