@@ -62,6 +62,8 @@ from franz.broker.handlers import alter_partition as alter_partition_handler
 from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
+from franz.broker.txn_log import TransactionTopicLog
+from franz.broker.txn_marker_channel import TxnMarkerChannel
 from franz.clock import Clock, SystemClock
 from franz.cluster.alter_log_dirs import AlterLogDirsConfig, ReplicaAlterLogDirsManager
 from franz.cluster.alter_partition import AlterPartitionManager
@@ -77,6 +79,8 @@ from franz.controller.shell.controller import Controller
 from franz.coordinator.group.coordinator import GroupCoordinator
 from franz.coordinator.group.group import CoordinatorConfig
 from franz.coordinator.group.states import GroupConfig
+from franz.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
+from franz.coordinator.transaction.state_manager import TransactionStateManager
 from franz.errors import ErrorCode, InvalidConfigurationError
 from franz.metadata.cache import MetadataCache
 from franz.metadata.kafka_zk_client import KafkaZkClient
@@ -270,6 +274,23 @@ class Broker:
         )
         self.replica_manager.add_leadership_listener(
             self.offsets_log.leadership_listener(self.group_coordinator)
+        )
+        # The transaction coordinator (issue 19) follows __transaction_state's leaders.
+        self.txn_log = TransactionTopicLog(config, self.topic_manager)
+        self.txn_marker_channel = TxnMarkerChannel(
+            lambda: self, lambda: self.config.get("inter.broker.listener.name") or "PLAINTEXT"
+        )
+        self.txn_coordinator = TransactionCoordinator(
+            TransactionConfig.from_broker_config(config.get),
+            TransactionStateManager(
+                self.txn_log, config.get("transaction.state.log.num.partitions")
+            ),
+            self.txn_marker_channel,
+            self.producer_ids.generate,
+            self.clock,
+        )
+        self.replica_manager.add_leadership_listener(
+            self.txn_log.leadership_listener(self.txn_coordinator)
         )
         self._last_offsets_expiry_ms = self.clock.wall_ms()
         self._background: set[asyncio.Task[None]] = set()
@@ -539,6 +560,7 @@ class Broker:
         try:
             self.topic_manager.start_replicas()
             self.offsets_log.load_into(self.group_coordinator)
+            self.txn_log.load_into(self.txn_coordinator)
             self.group_coordinator.arm_all()
             await self.metrics.start()
             await self.server.start()
@@ -586,6 +608,10 @@ class Broker:
                     await self.group_coordinator.expire_offsets()
                 except Exception:
                     log.exception("offset expiration failed")
+            try:
+                await self.txn_coordinator.tick()
+            except Exception:
+                log.exception("transaction coordinator upkeep failed")
 
     async def shutdown(self) -> None:
         if not self._started:
@@ -601,6 +627,8 @@ class Broker:
         if self.replica_manager.alter_log_dirs_manager is not None:
             await self.replica_manager.alter_log_dirs_manager.shutdown()
         self.group_coordinator.shutdown()
+        await self.txn_coordinator.shutdown()
+        self.txn_marker_channel.close()
         await self._leave_zookeeper()
         await self.server.shutdown()
         await self.metrics.stop()

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from franz.broker.offsets_log import OffsetsTopicLog
     from franz.broker.producer_ids import ProducerIdGenerator
     from franz.broker.topic_manager import TopicManager
+    from franz.broker.txn_log import TransactionTopicLog
     from franz.clock import Clock
     from franz.cluster.replica_manager import ReplicaManager
     from franz.cluster.replication_quota import ReplicationQuotas
     from franz.config.broker import BrokerConfig
     from franz.controller.shell.controller import Controller
     from franz.coordinator.group.coordinator import GroupCoordinator
+    from franz.coordinator.transaction.coordinator import TransactionCoordinator
     from franz.metadata.cache import MetadataCache
     from franz.storage.log_manager import LogManager
 
@@ -111,6 +113,16 @@ class BrokerServices(Protocol):
     @property
     def offsets_log(self) -> OffsetsTopicLog:
         """``__consumer_offsets`` (FindCoordinator creates it on first use)."""
+        ...
+
+    @property
+    def txn_coordinator(self) -> TransactionCoordinator:
+        """The transaction coordinator (InitProducerId, AddPartitionsToTxn, EndTxn, ...)."""
+        ...
+
+    @property
+    def txn_log(self) -> TransactionTopicLog:
+        """``__transaction_state`` (FindCoordinator key type 1 creates it on first use)."""
         ...
 
     @property

@@ -497,6 +497,71 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         4096,
         "The largest metadata string an offset commit may carry.",
     ),
+    # The transaction coordinator (Kafka's TransactionStateManagerConfigs and
+    # TransactionLogConfigs, 3.9 defaults).
+    ConfigKey(
+        "transaction.state.log.num.partitions",
+        _I,
+        50,
+        "Partitions of __transaction_state (fixed once the topic exists).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.state.log.replication.factor",
+        _I,
+        3,
+        "Replication factor of __transaction_state (1 in the embedded single-node mode).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.state.log.min.isr",
+        _I,
+        2,
+        "min.insync.replicas of __transaction_state (1 in the embedded single-node mode).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.state.log.segment.bytes",
+        _I,
+        104857600,
+        "Segment size of __transaction_state.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.state.log.load.buffer.size",
+        _I,
+        5242880,
+        "Batch size for reading __transaction_state into the cache.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.max.timeout.ms",
+        _I,
+        900000,
+        "The largest transaction.timeout.ms a producer may ask for.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transactional.id.expiration.ms",
+        _I,
+        604800000,
+        "An idle transactional id with no transaction in progress expires after this.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        _I,
+        10000,
+        "How often transactions open past their timeout are aborted.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        _I,
+        3600000,
+        "How often expired transactional ids are removed.",
+        at_least(1),
+    ),
 )
 
 _SYNONYMS: tuple[ConfigKey, ...] = tuple(

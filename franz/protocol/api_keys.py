@@ -56,6 +56,10 @@ class ApiKey(enum.IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    # Transactions (issue 19): the transaction coordinator's APIs and the markers it sends.
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
     WRITE_TXN_MARKERS = 27
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
@@ -71,6 +75,9 @@ class ApiKey(enum.IntEnum):
     ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
+    # Transactions (issue 19): the transaction coordinator's admin APIs (KIP-664).
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +144,13 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     # served by hand (franz.protocol.legacy_versions).
     ApiKey.WRITE_TXN_MARKERS: ApiSupport(0, 1, 1, 1, legacy_from=0),
     ApiKey.DESCRIBE_PRODUCERS: ApiSupport(0, 0, 0, 0),
+    # The transaction coordinator (issue 19). AddPartitionsToTxn v4+ are the brokers'
+    # (KIP-890 verification); Kafka 3.9 advertises them, so does Franz.
+    ApiKey.ADD_PARTITIONS_TO_TXN: ApiSupport(0, 0, 5, 3),
+    ApiKey.ADD_OFFSETS_TO_TXN: ApiSupport(0, 0, 4, 3),
+    ApiKey.END_TXN: ApiSupport(0, 0, 4, 3),
+    ApiKey.DESCRIBE_TRANSACTIONS: ApiSupport(0, 0, 0, 0),
+    ApiKey.LIST_TRANSACTIONS: ApiSupport(0, 0, 1, 0),
 }
 
 

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
-from kio.schema.find_coordinator.v1.request import FindCoordinatorRequest
 
 from tests.support.broker import BrokerProcess
 from tests.support.wire import WireClient, encode_header, request_at
@@ -83,17 +82,6 @@ def test_unsupported_versions_are_logged_info_once_per_client_and_kind(debug_bro
         "INFO",
         "DEBUG",
     ]
-
-
-def test_refused_transactions_are_logged_info_once_per_client(debug_broker):
-    for _ in range(2):
-        with WireClient.connect(debug_broker.bootstrap, client_id="txn-app") as client:
-            response = client.request(FindCoordinatorRequest(key="tx", key_type=1))
-            assert response.error_code == 53, response
-    assert _refusals(debug_broker, "refused transactions to client 'txn-app'") == [
-        "INFO",
-        "DEBUG",
-    ], debug_broker.output()
 
 
 def test_refused_topic_deletion_is_logged_info_once_per_client(broker_factory, tmp_path):

@@ -15,8 +15,9 @@ broker with the same inputs, and the tests assert the same results on both:
   state store (RocksDB) and its changelog; the updates and final counts, and the internal
   topics' configs. Maven Central has no ``kafka-streams-examples`` 3.9.x: the demo is
   3.8.0's jar, run on kafka-streams 3.9.2 (``tests/reference/pom.xml``). With
-  ``processing.guarantee=exactly_once_v2`` it needs transactions, which Franz does not
-  have yet (issue 19): a strict xfail that fails as soon as the stream thread dies.
+  ``processing.guarantee=exactly_once_v2`` it needs transactions, whose Produce/Fetch part
+  Franz does not have yet (issue 19): a strict xfail that fails as soon as the stream thread
+  dies.
 
 Every program runs in its own JVM (about 1-2 s to start): the two brokers' runs go side by
 side, and each test starts as few JVMs as its scenario needs.
@@ -217,8 +218,9 @@ def test_word_count_demo(
             "franz",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="transactions (issue 19): Franz answers a transactional InitProducerId "
-                "with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, and the stream thread dies",
+                reason="transactions (issue 19): InitProducerId and AddPartitionsToTxn are "
+                "served, but transactional Produce is refused (INVALID_TXN_STATE) until the "
+                "Produce/Fetch part lands, and the stream thread dies",
             ),
         ),
     ],

@@ -13,6 +13,8 @@ from typing import Any
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_configs,
     alter_partition,
     alter_partition_reassignments,
@@ -29,7 +31,9 @@ from franz.broker.handlers import (
     describe_groups,
     describe_log_dirs,
     describe_producers,
+    describe_transactions,
     elect_leaders,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -41,6 +45,7 @@ from franz.broker.handlers import (
     list_groups,
     list_offsets,
     list_partition_reassignments,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -93,6 +98,12 @@ HANDLERS: dict[int, Handler] = {
     # Transactions, the partition leader's side.
     ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
     ApiKey.DESCRIBE_PRODUCERS: describe_producers.handle,
+    # The transaction coordinator (issue 19).
+    ApiKey.ADD_PARTITIONS_TO_TXN: add_partitions_to_txn.handle,
+    ApiKey.ADD_OFFSETS_TO_TXN: add_offsets_to_txn.handle,
+    ApiKey.END_TXN: end_txn.handle,
+    ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions.handle,
+    ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,

@@ -9,20 +9,10 @@ factor ``offsets.topic.replication.factor`` in cluster mode: ``franz.broker.offs
 if that fails (in cluster mode: fewer live brokers than the factor) the answer is
 COORDINATOR_NOT_AVAILABLE and the client retries. v4+ batches keys (KIP-699).
 
-Transactional ids (key type 1) get TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), with an error
-message saying why, until Franz has a transaction coordinator. Why that code: it is the one
-error of a transaction-coordinator lookup every client treats as fatal at once, so
-``init_transactions()`` fails in milliseconds with the broker's message instead of retrying
-COORDINATOR_NOT_AVAILABLE (retriable) until its timeout and then blaming a "coordinator":
-
-* librdkafka (``rd_kafka_txn_handle_FindCoordinator``): 53 raises a fatal error, "Failed to
-  find transaction coordinator: <broker>: Broker: Transactional Id authorization failed:
-  <error_message>"; every other code retries;
-* kafka-python (``FindCoordinatorHandler``): 53 is ``fatal_error``; retriable codes re-enqueue;
-* aiokafka (``Sender._find_coordinator``): 53 is re-raised as
-  ``TransactionalIdAuthorizationFailed``; COORDINATOR_NOT_AVAILABLE loops forever;
-* KafkaJS (``cluster.findGroupCoordinator``): retries only COORDINATOR_NOT_AVAILABLE and an
-  unknown broker, and ``bail``s with any other code (53 is non-retriable in its error table).
+A transactional id (key type 1) is coordinated by the leader of its ``__transaction_state``
+partition (``TransactionStateManager.partitionFor``, the same hash); the first lookup creates
+the topic (``franz.broker.txn_log``: ``transaction.state.log.*``), with the same
+COORDINATOR_NOT_AVAILABLE answer while it cannot be created.
 
 An unknown key type is INVALID_REQUEST.
 
@@ -38,9 +28,9 @@ import logging
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
-from franz.broker.handlers.init_producer_id import TRANSACTIONS_UNSUPPORTED
 from franz.coordinator.group.offsets_schema import partition_for
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
+from franz.coordinator.transaction.state_manager import TRANSACTION_STATE_TOPIC
 from franz.errors import ErrorCode, InvalidReplicationFactorError
 
 __all__ = ["handle"]
@@ -74,34 +64,35 @@ def _coordinator(key: str, result: dict[str, Any]) -> dict[str, Any]:
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     if key_type == GROUP_KEY:
-        try:
-            count = ctx.services.offsets_log.ensure_topic()
-        except InvalidReplicationFactorError as exc:
-            # Kafka's ZkAdminManager logs this at INFO ("Error processing create topic
-            # request"); clients retry until enough brokers are alive.
-            log.info("cannot create %s yet: %s", OFFSETS_TOPIC, exc)
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        except Exception:
-            log.exception("creating __consumer_offsets failed")
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        # The leader of the group's partition, from the metadata cache (Kafka's
-        # ``getCoordinator``): none alive on this listener is COORDINATOR_NOT_AVAILABLE.
-        cache = ctx.services.metadata_cache
-        leader = cache.partition_leader(OFFSETS_TOPIC, partition_for(key, count))
-        node = None if leader is None else cache.alive_broker_node(leader.id, ctx.listener_name)
-        if node is None:
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        return {
-            "error_code": 0,
-            "error_message": None,  # v0-3: "NONE" (handle); v4+: ""
-            "node_id": node.id,
-            "host": node.host,
-            "port": node.port,
-        }
-    if key_type == TRANSACTION_KEY:
-        ctx.refused("transactions", f"FindCoordinator for transactional id {key!r}")
-        return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
-    return _error(ErrorCode.INVALID_REQUEST)
+        topic, ensure = OFFSETS_TOPIC, ctx.services.offsets_log.ensure_topic
+    elif key_type == TRANSACTION_KEY:
+        topic, ensure = TRANSACTION_STATE_TOPIC, ctx.services.txn_log.ensure_topic
+    else:
+        return _error(ErrorCode.INVALID_REQUEST)
+    try:
+        count = ensure()
+    except InvalidReplicationFactorError as exc:
+        # Kafka's ZkAdminManager logs this at INFO ("Error processing create topic
+        # request"); clients retry until enough brokers are alive.
+        log.info("cannot create %s yet: %s", topic, exc)
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    except Exception:
+        log.exception("creating %s failed", topic)
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    # The leader of the key's partition, from the metadata cache (Kafka's
+    # ``getCoordinator``): none alive on this listener is COORDINATOR_NOT_AVAILABLE.
+    cache = ctx.services.metadata_cache
+    leader = cache.partition_leader(topic, partition_for(key, count))
+    node = None if leader is None else cache.alive_broker_node(leader.id, ctx.listener_name)
+    if node is None:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    return {
+        "error_code": 0,
+        "error_message": None,  # v0-3: "NONE" (handle); v4+: ""
+        "node_id": node.id,
+        "host": node.host,
+        "port": node.port,
+    }
 
 
 def _error(code: ErrorCode, message: str | None = None) -> dict[str, Any]:

@@ -7,13 +7,12 @@ blocks reserved durably in the metadata store (Kafka's ``ProducerIdManager`` blo
 in cluster mode ZooKeeper's ``/latest_producer_id_block``, ``franz.broker.producer_ids``), so
 no id is handed out twice across restarts or brokers.
 
-A transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) until Franz has a
-transaction coordinator: clients normally stop earlier, at FindCoordinator (key type 1), which
-answers the same code with ``TRANSACTIONS_UNSUPPORTED`` as its message (the reasons for that
-code are in ``find_coordinator``); a client that skips the lookup gets the same fatal error
-here (librdkafka ``rd_kafka_handle_InitProducerId``, kafka-python ``InitProducerIdHandler``
-and aiokafka ``Sender._do_init_pid`` all treat 53 as fatal; COORDINATOR_NOT_AVAILABLE, the
-answer before, made them retry). The refusal is logged (``RequestContext.refused``).
+With a transactional id the transaction coordinator answers
+(``TransactionCoordinator.handle_init_producer_id``: KIP-98's epoch bump and fencing,
+KIP-360's expected producer id and epoch, INVALID_TRANSACTION_TIMEOUT above
+``transaction.max.timeout.ms``). As ``KafkaApis.handleInitProducerIdRequest``: a producer id
+given without its epoch, or the reverse, is INVALID_REQUEST; PRODUCER_FENCED is
+INVALID_PRODUCER_EPOCH before v4 (KIP-588).
 """
 
 from __future__ import annotations
@@ -21,36 +20,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
+from datetime import timedelta
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
 
-__all__ = ["TRANSACTIONS_UNSUPPORTED", "handle"]
+__all__ = ["handle"]
 
 log = logging.getLogger(__name__)
 
 #: Bound on a request's wait for a producer id block claimed in ZooKeeper.
 _CLAIM_TIMEOUT_S: Final = 10.0
-
-#: The error message clients show for a refused transactional id (FindCoordinator v1+).
-TRANSACTIONS_UNSUPPORTED: Final = (
-    "Franz does not support transactions yet: unset transactional.id "
-    "(an idempotent producer, enable.idempotence=true, is supported)"
-)
+#: The first version that knows PRODUCER_FENCED (KIP-588).
+_PRODUCER_FENCED_VERSION: Final = 4
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
     if request.transactional_id is not None:
-        ctx.refused(
-            "transactions", f"InitProducerId for transactional id {request.transactional_id!r}"
-        )
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            "producer_id": -1,
-            "producer_epoch": -1,
-        }
+        return _transactional(ctx, request)
     producer_id = ctx.services.producer_ids.generate()
     if isinstance(producer_id, int):
         return _answer(producer_id)
@@ -72,6 +60,38 @@ async def _answer_when_claimed(pending: Awaitable[int]) -> HandlerResult:
             "producer_epoch": -1,
         }
     return _answer(producer_id)
+
+
+async def _transactional(ctx: RequestContext, request: Any) -> HandlerResult:
+    producer_id = int(getattr(request, "producer_id", -1))
+    producer_epoch = int(getattr(request, "producer_epoch", -1))
+    if (producer_id == -1) != (producer_epoch == -1):
+        return _failed(ErrorCode.INVALID_REQUEST)
+    expected = None if producer_id == -1 else (producer_id, producer_epoch)
+    result = await ctx.services.txn_coordinator.handle_init_producer_id(
+        request.transactional_id, _ms(request.transaction_timeout), expected
+    )
+    if result.error is not ErrorCode.NONE:
+        code = result.error
+        if code is ErrorCode.PRODUCER_FENCED and ctx.api_version < _PRODUCER_FENCED_VERSION:
+            code = ErrorCode.INVALID_PRODUCER_EPOCH
+        return _failed(code)
+    return {
+        "throttle_time": 0,
+        "error_code": 0,
+        "producer_id": result.producer_id,
+        "producer_epoch": result.producer_epoch,
+    }
+
+
+def _ms(value: Any) -> int:
+    if isinstance(value, timedelta):
+        return int(value.total_seconds() * 1000)
+    return int(value)
+
+
+def _failed(code: ErrorCode) -> HandlerResult:
+    return {"throttle_time": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}
 
 
 def _answer(producer_id: int) -> HandlerResult:

@@ -55,6 +55,12 @@ KAFKA_3_9_MAX = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: 4,
     ApiKey.WRITE_TXN_MARKERS: 1,
     ApiKey.DESCRIBE_PRODUCERS: 0,
+    # The transaction coordinator (issue 19).
+    ApiKey.ADD_PARTITIONS_TO_TXN: 5,
+    ApiKey.ADD_OFFSETS_TO_TXN: 4,
+    ApiKey.END_TXN: 4,
+    ApiKey.DESCRIBE_TRANSACTIONS: 0,
+    ApiKey.LIST_TRANSACTIONS: 1,
 }
 
 

@@ -1,0 +1,37 @@
+"""AddOffsetsToTxn (25): add a group's ``__consumer_offsets`` partition to a transaction.
+
+As ``KafkaApis.handleAddOffsetsToTxnRequest``: the partition is the group's
+(``partition_for(group_id, offsets partitions)``, the group coordinator's ``partitionFor``),
+added through the transaction coordinator like AddPartitionsToTxn's (its rules in
+``franz.coordinator.transaction.coordinator``); TxnOffsetCommit to the group coordinator
+then writes the offsets, which the transaction's markers commit or abort. PRODUCER_FENCED
+is INVALID_PRODUCER_EPOCH before v2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from franz.broker.context import HandlerResult, RequestContext
+from franz.broker.handlers.add_partitions_to_txn import fenced_code
+from franz.coordinator.group.offsets_schema import partition_for
+from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
+
+__all__ = ["handle"]
+
+
+def handle(ctx: RequestContext, request: Any) -> Awaitable[HandlerResult]:
+    return _handle(ctx, request)
+
+
+async def _handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    services = ctx.services
+    count = services.offsets_log.partition_count() or services.config.get(
+        "offsets.topic.num.partitions"
+    )
+    tp = (OFFSETS_TOPIC, partition_for(request.group_id, count))
+    code = await services.txn_coordinator.handle_add_partitions(
+        request.transactional_id, int(request.producer_id), int(request.producer_epoch), [tp]
+    )
+    return {"throttle_time": 0, "error_code": fenced_code(code, ctx.api_version)}
