@@ -52,6 +52,8 @@ class BatchCheck:
     leader_epoch: int
     error: str | None = None
     walkable: bool = True
+    #: attributes bit 5 (isControlBatch): a transaction marker.
+    is_control: bool = False
 
     @property
     def end(self) -> int:
@@ -80,7 +82,9 @@ def check_batches(
                 position, limit - position, -1, -1, -1, -1, "a partial batch header", False
             )
             return
-        base, length, epoch, magic, crc, _, delta, _, max_ts = _HEADER.unpack_from(data, position)
+        base, length, epoch, magic, crc, attrs, delta, _, max_ts = _HEADER.unpack_from(
+            data, position
+        )
         size = LOG_OVERHEAD + length
         error = None
         if length < MIN_BATCH_LENGTH or position + size > limit:
@@ -99,5 +103,7 @@ def check_batches(
             error = f"offset {base} does not follow {expected_offset}"
         else:
             expected_offset = base + delta + 1
-        yield BatchCheck(position, size, base, base + delta, max_ts, epoch, error)
+        yield BatchCheck(
+            position, size, base, base + delta, max_ts, epoch, error, is_control=bool(attrs & 0x20)
+        )
         position += size

@@ -299,7 +299,9 @@ class Log:
         segment), ``InvalidTimestampError`` (with ``record_errors``); for batches with a
         producer id (``franz.storage.producer_state``):
         ``InvalidProducerEpochError``, ``OutOfOrderSequenceError``, ``UnknownProducerIdError``,
-        ``DuplicateSequenceError`` (duplicates mixed with new batches). A retried batch is
+        ``DuplicateSequenceError`` (duplicates mixed with new batches), ``InvalidTxnStateError``
+        (a plain batch during the producer's transaction), ``TransactionCoordinatorFencedError``
+        (a marker from an older coordinator epoch). A retried batch is
         not written: the result has ``duplicate=True`` and the original offsets.
         ``from_client=False`` (broker-internal appends) checks producer epochs only.
         ``KafkaStorageError`` if the write fails.
@@ -347,7 +349,11 @@ class Log:
                 self._fail(exc)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
-        """Append batches whose offsets the leader assigned (replication, recovery tools)."""
+        """Append batches whose offsets the leader assigned (replication, recovery tools).
+
+        Transactions are tracked and aborts indexed as on the leader; ``InvalidTxnStateError``
+        refuses a plain batch during the producer's transaction (Kafka checks it for every
+        origin)."""
         self._check_online()
         buffer = records if isinstance(records, bytearray | memoryview) else bytearray(records)
         views = self._validate(buffer, from_client=False)

@@ -42,12 +42,15 @@ Steps, in order:
    that does not may decode damaged records. ``franz dump-log-segments --verify`` reports
    the same batches offline.
 7. The active segment's indexes are preallocated again to ``segment.index.bytes``.
-8. The ``.txnindex`` of every segment recovered above (steps 3 and 4) is rebuilt as Kafka's
-   ``LogLoader.recoverSegment`` does: a fresh producer state is loaded from the latest
-   snapshot at or below the first recovered segment's base offset (snapshots above it are
-   deleted, as Kafka's ``truncateAndReload`` there deletes them), the log is replayed from
-   there to the end of the last recovered segment, each ABORT marker in a recovered segment
-   is indexed with the LSO the replayed state gives it, and a snapshot is taken at that end.
+8. The ``.txnindex`` of every segment recovered above (steps 3 and 4) that holds control
+   batches (transaction markers; ``recover`` counts them) is rebuilt, as Kafka's
+   ``LogLoader.recoverSegment`` does, from a scratch producer state: loaded from the latest
+   snapshot at or below the first recovered segment's base offset, then replayed to the end
+   of the last recovered segment; each ABORT marker in a recovered segment is indexed with
+   the LSO the replayed state gives it. Unlike Kafka, no snapshot is deleted or taken here
+   (Kafka deletes those above the segment and snapshots each recovered one, which leaves
+   only the last batch of each producer known after a crash; the replay from the last roll's
+   snapshot below keeps all five).
 
 Then, once the log's offsets are known, :func:`rebuild_producer_state` (Kafka's
 ``rebuildProducerState``) loads the idempotent-producer state: snapshots above the log end
@@ -158,9 +161,13 @@ def load_segments(
         if segment.base_offset in recovered:
             segment.on_become_inactive()  # final time-index entry, trimmed indexes
     target.active_segment.resize_indexes(target.config.segment_index_bytes)
-    present = recovered & set(target._bases)
-    if present:
-        _rebuild_txn_indexes(target, present, initial_offset, producer_id_expiration_ms)
+    with_markers = {
+        segment.base_offset
+        for segment in target._segments
+        if segment.base_offset in recovered and segment.recovered_control_batches
+    }
+    if with_markers:
+        _rebuild_txn_indexes(target, with_markers, initial_offset, producer_id_expiration_ms)
 
 
 def _rebuild_txn_indexes(
@@ -179,7 +186,7 @@ def _rebuild_txn_indexes(
     state = ProducerStateManager(
         target.dir, target.name, producer_id_expiration_ms=producer_id_expiration_ms
     )
-    start = state.truncate_and_reload(log_start_offset, first, target._clock.wall_ms())
+    start = state.truncate_and_reload(log_start_offset, first, target._clock.wall_ms(), keep=True)
 
     def index(txn: CompletedTxn, last_stable_offset: int) -> None:
         segment = segments[target._segment_index_for(txn.last_offset)]
@@ -187,7 +194,6 @@ def _rebuild_txn_indexes(
             segment.update_txn_index(txn, last_stable_offset)
 
     state.replay(iter_batch_headers(target, start, end), on_completed=index)
-    state.take_snapshot(end)
     aborted = sum(len(segments[target._bases.index(base)].txn_index) for base in recovered)
     log.info(
         "rebuilt the transaction indexes of %d recovered segment(s) of %s from offset %d to "

@@ -441,30 +441,38 @@ class ProducerStateManager:
         log.debug("wrote a producer snapshot of %s at offset %d", self.name, offset)
         return path
 
-    def truncate_and_reload(self, log_start_offset: int, log_end_offset: int, now_ms: int) -> int:
+    def truncate_and_reload(
+        self, log_start_offset: int, log_end_offset: int, now_ms: int, *, keep: bool = False
+    ) -> int:
         """Forget the state; delete snapshots above ``log_end_offset``; load the latest.
 
         Returns the offset from which the log must be replayed: the loaded snapshot's
         offset, or ``log_start_offset`` when no snapshot is usable. Corrupt snapshots are
-        deleted (with a warning) and the next older one is tried.
+        deleted (with a warning) and the next older one is tried. ``keep``: delete nothing,
+        only load the latest snapshot at or below ``log_end_offset`` (a scratch state, such
+        as the loader's for rebuilding transaction indexes).
         """
         self._producers.clear()
         self.transactions.clear()
-        for offset in [o for o in self._snapshots if o > log_end_offset]:
-            self._delete_snapshot(offset)
-        while self._snapshots:
-            offset = self._snapshots[-1]
+        usable = [o for o in self._snapshots if o <= log_end_offset]
+        if not keep:
+            for offset in self._snapshots[len(usable) :]:
+                self._delete_snapshot(offset)
+        while usable:
+            offset = usable.pop()
             path = self.snapshot_path(offset)
             try:
                 entries = read_snapshot(path)
             except (CorruptSnapshotError, FileNotFoundError) as exc:
                 log.warning(
-                    "failed to load the producer snapshot %s of %s: %s; deleting it",
+                    "failed to load the producer snapshot %s of %s: %s%s",
                     path,
                     self.name,
                     exc,
+                    "" if keep else "; deleting it",
                 )
-                self._delete_snapshot(offset)
+                if not keep:
+                    self._delete_snapshot(offset)
                 continue
             for entry in entries:
                 if not self._is_expired(entry, now_ms):

@@ -128,6 +128,9 @@ class LogSegment:
         self.txn_index = TransactionIndex(
             base_offset, segment_file(directory, base_offset, TXN_INDEX_SUFFIX)
         )
+        #: Control batches (transaction markers) the last :meth:`recover` found: the loader
+        #: rebuilds the ``.txnindex`` only of recovered segments holding some.
+        self.recovered_control_batches = 0
         self.created_ms = clock.wall_ms()
         self.bytes_since_last_index_entry = 0
         self._rolling_based_timestamp: int | None = None
@@ -404,6 +407,7 @@ class LogSegment:
         self.offset_of_max_timestamp_so_far = -1
         self.bytes_since_last_index_entry = 0
         self._rolling_based_timestamp = None
+        self.recovered_control_batches = 0
         file_size = os.fstat(self.fd).st_size
         valid = 0
         if file_size:
@@ -430,6 +434,7 @@ class LogSegment:
                 if check.max_timestamp > self.max_timestamp_so_far:
                     self.max_timestamp_so_far = check.max_timestamp
                     self.offset_of_max_timestamp_so_far = check.last_offset
+                self.recovered_control_batches += check.is_control
                 # A rebuilt index can need more entries than the appends made (their byte
                 # count restarts at 0 when a segment is reopened), so a small
                 # segment.index.bytes may fill up here: the rest of the segment then goes

@@ -12,7 +12,14 @@ import pytest
 from franz.clock import ManualClock
 from franz.cluster.partition import LeaderAndIsrPartitionState, Partition
 from franz.errors import ErrorCode
+from franz.protocol.records.control import (
+    ControlRecordType,
+    EndTransactionMarker,
+    build_end_txn_marker_batch,
+)
+from franz.protocol.records.inflated import RecordBatchBuilder
 from franz.storage.files import TopicPartition
+from franz.storage.index.txn_index import AbortedTxn
 from franz.storage.log import Log
 from tests.unit.storage.conftest import make_batch, small_config
 
@@ -116,3 +123,29 @@ def test_check_current_leader_epoch(log: Log, requested: int, expected: ErrorCod
     partition = Partition(TP, uuid.uuid4(), log, broker_id=0)
     partition.make_leader(state(epoch=5))
     assert partition.check_current_leader_epoch(requested) == expected
+
+
+def test_last_stable_offset_and_aborted_transactions_through_the_partition(log: Log) -> None:
+    partition = Partition(TP, uuid.uuid4(), log, broker_id=0)
+    partition.make_leader(state())
+    append(partition, 1)
+    first = partition.log_end_offset
+    builder = RecordBatchBuilder(
+        producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True
+    )
+    builder.append(1000, b"k", b"v")
+    partition.append_records_to_leader(bytes(builder.build()))  # a transaction at first
+    assert partition.high_watermark == first + 1
+    assert partition.last_stable_offset == first
+    abort = build_end_txn_marker_batch(
+        EndTransactionMarker(ControlRecordType.ABORT, 0),
+        producer_id=7,
+        producer_epoch=0,
+        timestamp=1000,
+    )
+    partition.append_records_to_leader(bytes(abort), from_client=False)  # first + 1
+    end = first + 2
+    assert partition.high_watermark == partition.last_stable_offset == end
+    aborted = AbortedTxn(7, first, first + 1, end)
+    assert partition.collect_aborted_transactions(0, end) == [aborted]
+    assert partition.collect_aborted_transactions(end, end) == []
