@@ -56,6 +56,7 @@ class ApiKey(enum.IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     ALTER_REPLICA_LOG_DIRS = 34
@@ -131,6 +132,8 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiSupport(0, 0, 0, 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiSupport(0, 0, 0, 0),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiSupport(0, 2, 4, 4, legacy_from=0),
+    # Transactions (issue 19): TxnOffsetCommit v0-4 as Kafka 3.9 (v5, KIP-890, is Kafka 4's).
+    ApiKey.TXN_OFFSET_COMMIT: ApiSupport(0, 0, 4, 3),
 }
 
 
