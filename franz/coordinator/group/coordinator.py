@@ -727,16 +727,12 @@ class GroupCoordinator(TxnOffsetCommits):
         return group_metadata_record(group.group_id, group.metadata_value())
 
     async def _append(
-        self, group_id: str, records: list[Record], producer_id: int = -1, producer_epoch: int = -1
+        self, group_id: str, records: list[Record], producer: tuple[int, int] | None = None
     ) -> int:
-        """Append one batch to the group's partition; its base offset. A producer id makes it
-        a transactional batch (TxnOffsetCommit)."""
+        """Append one batch to the group's partition; its base offset. A producer (id, epoch)
+        makes it a transactional batch of that producer (TxnOffsetCommit)."""
         batch = encode_records(
-            records,
-            self._clock.wall_ms(),
-            self.config.compression,
-            producer_id=producer_id,
-            producer_epoch=producer_epoch,
+            records, self._clock.wall_ms(), self.config.compression, producer=producer
         )
         return await self._log.append(self.partition_for(group_id), batch)
 

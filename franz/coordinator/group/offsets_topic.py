@@ -190,21 +190,21 @@ def encode_records(
     timestamp_ms: int,
     compression: CompressionType = CompressionType.NONE,
     *,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
+    producer: tuple[int, int] | None = None,
 ) -> bytearray:
     """One v2 batch (base offset 0, patched by the log) holding ``records``, CreateTime.
 
-    With ``producer_id`` >= 0 the batch is a transactional one of that producer (a
+    With ``producer`` (id, epoch) the batch is a transactional one of that producer (a
     TxnOffsetCommit): Kafka's ``storeOffsets`` builds it with the producer's id and epoch,
-    base sequence -1 (``RecordBatch.NO_SEQUENCE``) and ``isTransactional``.
+    base sequence -1 (``RecordBatch.NO_SEQUENCE``) and ``isTransactional``, whatever the id.
     """
+    producer_id, producer_epoch = producer if producer is not None else (-1, -1)
     return build_batch(
         ((timestamp_ms, key, value) for key, value in records),
         compression=compression,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
-        is_transactional=producer_id >= 0,
+        is_transactional=producer is not None,
     )
 
 

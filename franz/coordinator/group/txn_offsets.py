@@ -172,7 +172,7 @@ class _Coordinator(Protocol):
     ) -> tuple[dict[TopicPartitionKey, OffsetAndMetadata], dict[TopicPartitionKey, ErrorCode]]: ...
 
     async def _append(
-        self, group_id: str, records: list[Record], producer_id: int = -1, producer_epoch: int = -1
+        self, group_id: str, records: list[Record], producer: tuple[int, int] | None = None
     ) -> int: ...
 
 
@@ -227,7 +227,7 @@ class TxnOffsetCommits:
             prepare(group, producer_id, accepted)
             records = offset_commit_records(group_id, accepted.items())
             try:
-                base = await self._append(group_id, records, producer_id, producer_epoch)
+                base = await self._append(group_id, records, (producer_id, producer_epoch))
             except ApiError as exc:
                 fail(group, producer_id, accepted)
                 results.update(dict.fromkeys(accepted, commit_error(exc.code)))

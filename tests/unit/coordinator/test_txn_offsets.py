@@ -232,9 +232,9 @@ def test_replay_tombstones_in_a_txn_batch_remove_pending_offsets_only() -> None:
 
     om = OffsetAndMetadata(3, commit_timestamp_ms=1)
     add(encode_records([offset_commit_record("g", T0, om)], 1))
-    add(encode_records([offset_commit_record("g", T1, om)], 1, producer_id=PID, producer_epoch=0))
-    add(encode_records([offset_tombstone("g", T1)], 1, producer_id=PID, producer_epoch=0))
-    add(encode_records([offset_commit_record("g", T0, om)], 1, producer_id=PID, producer_epoch=0))
+    add(encode_records([offset_commit_record("g", T1, om)], 1, producer=(PID, 0)))
+    add(encode_records([offset_tombstone("g", T1)], 1, producer=(PID, 0)))
+    add(encode_records([offset_commit_record("g", T0, om)], 1, producer=(PID, 0)))
     add(
         build_end_txn_marker_batch(
             EndTransactionMarker(ControlRecordType.COMMIT, 0),
