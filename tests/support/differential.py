@@ -102,6 +102,7 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 4),
 }
 
 #: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
@@ -116,7 +117,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     25: "AddOffsetsToTxn",
     26: "EndTxn",
     27: "WriteTxnMarkers",
-    28: "TxnOffsetCommit",
     29: "DescribeAcls",
     30: "CreateAcls",
     31: "DeleteAcls",
