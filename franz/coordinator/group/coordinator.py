@@ -583,11 +583,13 @@ class GroupCoordinator(TxnOffsetCommits):
         txn_offsets.remove_partitions(group, tps)
 
     async def on_topic_deleted(self, topic: str) -> None:
-        """Kafka's ``handleDeletedPartitions``: offsets of a deleted topic are removed."""
+        """Kafka's ``handleDeletedPartitions``: offsets of a deleted topic are removed (its
+        pending transactional ones too)."""
         for group in list(self._groups.values()):
             tps = [tp for tp in group.offsets if tp[0] == topic]
             if tps:
                 await self._remove_offsets(group, tps)
+            txn_offsets.remove_topic(group, topic)
 
     # --- describe / list / delete ---------------------------------------------------------
 

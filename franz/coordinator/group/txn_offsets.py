@@ -53,6 +53,7 @@ __all__ = [
     "on_append",
     "prepare",
     "remove_partitions",
+    "remove_topic",
 ]
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,12 @@ def remove_partitions(group: Group, tps: Iterable[TopicPartitionKey]) -> None:
         # An emptied producer entry stays until its marker, as in Kafka (``hasOffsets``).
         for tp in doomed:
             pending.pop(tp, None)
+
+
+def remove_topic(group: Group, topic: str) -> None:
+    """``remove_partitions`` for every pending partition of a deleted ``topic``."""
+    doomed = {tp for pending in group.pending_txn_offsets.values() for tp in pending}
+    remove_partitions(group, [tp for tp in doomed if tp[0] == topic])
 
 
 class _Coordinator(Protocol):

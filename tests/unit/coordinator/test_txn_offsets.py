@@ -327,3 +327,15 @@ def test_expiry_keeps_an_empty_group_with_pending_offsets() -> None:
 
     assert run(go) == 0
     assert "g" in c.groups and c.has_pending_txn_offset("g", T0)
+
+
+def test_a_deleted_topic_loses_its_pending_offsets() -> None:
+    c, log, _ = make()
+
+    async def go() -> None:
+        await txn_commit(c, {T0: 5, ("u", 0): 6})
+        await c.on_topic_deleted("t")
+        await write_marker(c, log, commit=True)
+
+    run(go)
+    assert offsets_of(c) == {("u", 0): 6}
