@@ -13,7 +13,9 @@ creates it with factor 1, whatever the setting (its one broker is the whole clus
 Kafka's sample ``server.properties`` for one node sets the factor to 1).
 
 Loading reads each partition from its log start to its log end (as Kafka) in
-``offsets.load.buffer.size`` reads and replays it in offset order.
+``offsets.load.buffer.size`` reads and replays it in offset order: transactional offset
+commits are held per producer id until their transaction's marker (``offsets_topic.replay``);
+those still without one stay pending in the loaded groups.
 
 Coordinators follow the partitions' leaders (Kafka's ``onLeadershipChange``):
 ``on_leadership_change`` hears every LeaderAndIsr's outcome. A partition this broker now
@@ -105,7 +107,12 @@ class OffsetsTopicLog:
             return count
         return record.partition_count
 
-    async def append(self, partition: int, batch: bytearray) -> None:
+    async def append(self, partition: int, batch: bytearray) -> int:
+        """Append the coordinator's ``batch``; its base offset once committed (the
+        coordinator compares these for transactional commits, Kafka's ``appendedBatchOffset``).
+
+        A TxnOffsetCommit batch is transactional (producer id and epoch, sequence -1):
+        storage's coordinator-origin checks test its epoch only."""
         self.ensure_topic()
         tp = TopicPartition(OFFSETS_TOPIC, partition)
         replica_manager = self._topics.replica_manager
@@ -121,7 +128,7 @@ class OffsetsTopicLog:
         except OSError as exc:
             raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
         if acks != -1 or not info.batch_count:
-            return
+            return info.first_offset
         # Kafka's appendForGroup with offsets.commit.required.acks=-1: committed only once
         # the ISR has it, within offsets.commit.timeout.ms (the coordinator maps the errors).
         outcome = await replica_manager.wait_for_replication(
@@ -132,6 +139,7 @@ class OffsetsTopicLog:
             raise _REPLICATION_ERRORS.get(code, CoordinatorNotAvailableError)(
                 f"writing {tp}: {code.name} while waiting for its in-sync replicas"
             )
+        return info.first_offset
 
     def leadership_listener(self, coordinator: GroupCoordinator) -> LeadershipListener:
         """The ``ReplicaManager`` leadership listener that moves ``coordinator``'s groups."""

@@ -117,7 +117,7 @@ async def write_txn_markers_locally(
     ]
     if offsets_partitions:
         try:
-            services.group_coordinator.handle_txn_completion(  # type: ignore[attr-defined]
+            services.group_coordinator.handle_txn_completion(
                 producer_id, offsets_partitions, commit
             )
         except Exception:

@@ -61,6 +61,7 @@ class ApiKey(enum.IntEnum):
     ADD_OFFSETS_TO_TXN = 25
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     ALTER_REPLICA_LOG_DIRS = 34
@@ -151,6 +152,8 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.END_TXN: ApiSupport(0, 0, 4, 3),
     ApiKey.DESCRIBE_TRANSACTIONS: ApiSupport(0, 0, 0, 0),
     ApiKey.LIST_TRANSACTIONS: ApiSupport(0, 0, 1, 0),
+    # Transactions (issue 19): TxnOffsetCommit v0-4 as Kafka 3.9 (v5, KIP-890, is Kafka 4's).
+    ApiKey.TXN_OFFSET_COMMIT: ApiSupport(0, 0, 4, 3),
 }
 
 

@@ -104,6 +104,12 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
     ApiKey.WRITE_TXN_MARKERS: (0, 1),
     ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 4),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 4),
+    ApiKey.END_TXN: (0, 4),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 1),
 }
 
 #: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
@@ -114,10 +120,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     6: "UpdateMetadata",
     7: "ControlledShutdown",
     17: "SaslHandshake",
-    24: "AddPartitionsToTxn",
-    25: "AddOffsetsToTxn",
-    26: "EndTxn",
-    28: "TxnOffsetCommit",
     29: "DescribeAcls",
     30: "CreateAcls",
     31: "DeleteAcls",
@@ -133,8 +135,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     56: "AlterPartition",
     57: "UpdateFeatures",
     58: "Envelope",
-    65: "DescribeTransactions",
-    66: "ListTransactions",
     67: "AllocateProducerIds",
     68: "ConsumerGroupHeartbeat",
     69: "ConsumerGroupDescribe",

@@ -99,7 +99,10 @@ def _inner(hint: Any) -> Any:
 def _primitive(name: str, kafka_type: str, hint: Any) -> Any:
     if kafka_type == "string":
         if name in _STRINGS:
-            return _STRINGS[name]
+            value = _STRINGS[name]
+            if value is None and type(None) not in typing.get_args(hint):
+                return f"fuzz-{name}"  # e.g. TxnOffsetCommit's transactional_id
+            return value
         if name == "group_id" or name.endswith("group_id") or name == "groups":
             return GROUP
         return TOPIC

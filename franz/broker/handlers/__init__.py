@@ -54,6 +54,7 @@ from franz.broker.handlers import (
     produce,
     stop_replica,
     sync_group,
+    txn_offset_commit,
     update_metadata,
     write_txn_markers,
 )
@@ -104,6 +105,8 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.END_TXN: end_txn.handle,
     ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions.handle,
     ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
+    # Transactions (issue 19).
+    ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,

@@ -3,8 +3,11 @@
 v2+ accepts ``topics`` null for every committed offset of the group; v8+ (KIP-709) batches
 groups. A partition without a committed offset answers offset -1, leader epoch -1 and
 metadata "" with NONE, as Kafka does; an unknown group is simply a group with no offsets.
-``require_stable`` (v7+) is satisfied trivially: Franz has no transactional offset commits,
-so no offset is ever pending.
+Offsets of a TxnOffsetCommit whose transaction has no marker yet are not shown: the last
+committed offset is. With ``require_stable`` (v7+, KIP-447) a partition holding such a pending
+offset answers UNSTABLE_OFFSET_COMMIT with offset -1 (Kafka's ``getOffsets``; the consumer
+retries until the transaction completes); with every partition asked for (``topics`` null),
+only partitions with a committed offset are listed, as in Kafka.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ FIRST_TOP_LEVEL_ERROR = 2
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     coordinator = ctx.services.group_coordinator
+    stable = bool(getattr(request, "require_stable", False))
     if ctx.api_version >= 8:
         groups = []
         for group in request.groups:
@@ -30,7 +34,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             groups.append(
                 {
                     "group_id": group.group_id,
-                    "topics": [] if status else _topics(ctx, group.group_id, group.topics),
+                    "topics": [] if status else _topics(ctx, group.group_id, group.topics, stable),
                     "error_code": status,
                 }
             )
@@ -50,19 +54,26 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         return {"throttle_time": 0, "topics": topics, "error_code": status}
     return {
         "throttle_time": 0,
-        "topics": [] if status else _topics(ctx, request.group_id, request.topics),
+        "topics": [] if status else _topics(ctx, request.group_id, request.topics, stable),
         "error_code": status,
     }
 
 
-def _topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[str, Any]]:
+def _topics(
+    ctx: RequestContext, group_id: str, topics: Any, require_stable: bool
+) -> list[dict[str, Any]]:
     wanted: list[TopicPartitionKey] | None = None
     if topics is not None:
         wanted = [(t.name, p) for t in topics for p in t.partition_indexes]
-    offsets = ctx.services.group_coordinator.fetch_offsets(group_id, wanted)
+    coordinator = ctx.services.group_coordinator
+    offsets = coordinator.fetch_offsets(group_id, wanted)
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    for (topic, partition), om in offsets.items():
-        by_topic.setdefault(topic, []).append(_partition(partition, om))
+    for tp, om in offsets.items():
+        if require_stable and coordinator.has_pending_txn_offset(group_id, tp):
+            entry = {**_partition(tp[1], None), "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT}
+        else:
+            entry = _partition(tp[1], om)
+        by_topic.setdefault(tp[0], []).append(entry)
     return [{"name": name, "partitions": parts} for name, parts in by_topic.items()]
 
 

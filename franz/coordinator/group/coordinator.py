@@ -18,6 +18,9 @@ loop and without locks (``DESIGN.md`` principle 4):
   COORDINATOR_LOAD_IN_PROGRESS meanwhile); ``unload_partition`` drops them when it stops
   leading it. A group whose partition is not owned here answers NOT_COORDINATOR
   (``group_status``, Kafka's ``validateGroupStatus``), once ``__consumer_offsets`` exists.
+* TxnOffsetCommit (``commit_txn_offsets``) writes a transactional batch whose offsets stay
+  pending per producer id until ``handle_txn_completion`` hears the transaction's marker
+  (``txn_offsets``, Kafka's ``handleTxnCommitOffsets`` / ``handleTxnCompletion``).
 * ``expire_offsets`` (run every ``offsets.retention.check.interval.ms``) removes offsets of
   Empty groups after ``offsets.retention.minutes`` (KIP-211: measured from the time the group
   became Empty, or from the commit for groups that never had members), offsets of topics a
@@ -35,7 +38,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 
 from franz.clock import Clock
-from franz.coordinator.group import states
+from franz.coordinator.group import states, txn_offsets
 from franz.coordinator.group.consumer_protocol import subscribed_topics
 from franz.coordinator.group.group import (
     CommitRequest,
@@ -44,6 +47,7 @@ from franz.coordinator.group.group import (
     GroupDescription,
     GroupListing,
     MemberDescription,
+    commit_error,
     metadata_or_empty,
     snapshot_from_value,
 )
@@ -66,6 +70,7 @@ from franz.coordinator.group.states import (
     JoinResponse,
     SyncResponse,
 )
+from franz.coordinator.group.txn_offsets import TxnOffsetCommits
 from franz.errors import ApiError, ErrorCode
 
 __all__ = [
@@ -80,7 +85,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class GroupCoordinator:
+class GroupCoordinator(TxnOffsetCommits):
     """Serves the classic group APIs of every group of the ``__consumer_offsets`` partitions
     this broker leads (in single-node mode: all of them)."""
 
@@ -165,6 +170,9 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return _partition_for(group_id, self._num_partitions)
 
+    def _now(self) -> int:
+        return self._clock.wall_ms()
+
     @property
     def groups(self) -> Mapping[str, Group]:
         return self._groups
@@ -195,14 +203,17 @@ class GroupCoordinator:
         installed. A group already cached is kept, not replaced (Kafka's ``loadGroup``: "there
         is already a cached group"), e.g. one created before ``__consumer_offsets`` existed."""
         now = self._clock.wall_ms()
+        pending = loaded.pending_by_group()
         names = set(loaded.groups) | {g for g, offs in loaded.offsets.items() if offs}
-        names -= set(self._groups)
+        names = (names | set(pending)) - set(self._groups)
         for group_id in sorted(names):
             value = loaded.groups.get(group_id)
             snapshot = snapshot_from_value(group_id, value, self.config.group, now)
             stamp = value.current_state_timestamp if value is not None else -1
             group = Group(snapshot, stamp if stamp >= 0 else now)
             group.offsets.update(loaded.offsets.get(group_id, {}))
+            group.appended_batch_offsets.update(loaded.appended.get(group_id, {}))
+            group.pending_txn_offsets.update(pending.get(group_id, {}))
             self._groups[group_id] = group  # timers start with arm_all, in the event loop
         self._loading.discard(partition)
         self._owned.add(partition)
@@ -479,6 +490,25 @@ class GroupCoordinator:
             self._arm(group)
         now = self._clock.wall_ms()
         expire = now + retention_time_ms if retention_time_ms >= 0 else None
+        accepted, results = self._accept_commits(offsets, now, expire)
+        if accepted:
+            records = offset_commit_records(group_id, accepted.items())
+            try:
+                base = await self._append(group_id, records)
+            except ApiError as exc:
+                code = commit_error(exc.code)
+                results.update(dict.fromkeys(accepted, code))
+            else:
+                group.offsets.update(accepted)
+                group.appended_batch_offsets.update(dict.fromkeys(accepted, base))
+                results.update(dict.fromkeys(accepted, ErrorCode.NONE))
+        return {tp: results[tp] for tp in offsets}
+
+    def _accept_commits(
+        self, offsets: Mapping[TopicPartitionKey, CommitRequest], now: int, expire: int | None
+    ) -> tuple[dict[TopicPartitionKey, OffsetAndMetadata], dict[TopicPartitionKey, ErrorCode]]:
+        """The partitions of a commit that may be stored, and the errors of the others
+        (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE: Kafka's per-partition checks)."""
         results: dict[TopicPartitionKey, ErrorCode] = {}
         accepted: dict[TopicPartitionKey, OffsetAndMetadata] = {}
         for tp, commit in offsets.items():
@@ -495,17 +525,7 @@ class GroupCoordinator:
                     commit_timestamp_ms=now,
                     expire_timestamp_ms=expire,
                 )
-        if accepted:
-            records = offset_commit_records(group_id, accepted.items())
-            try:
-                await self._append(group_id, records)
-            except ApiError as exc:
-                code = _commit_error(exc.code)
-                results.update(dict.fromkeys(accepted, code))
-            else:
-                group.offsets.update(accepted)
-                results.update(dict.fromkeys(accepted, ErrorCode.NONE))
-        return {tp: results[tp] for tp in offsets}
+        return accepted, results
 
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[TopicPartitionKey] | None
@@ -560,13 +580,16 @@ class GroupCoordinator:
         await self._append(group.group_id, [offset_tombstone(group.group_id, tp) for tp in tps])
         for tp in tps:
             group.offsets.pop(tp, None)
+        txn_offsets.remove_partitions(group, tps)
 
     async def on_topic_deleted(self, topic: str) -> None:
-        """Kafka's ``handleDeletedPartitions``: offsets of a deleted topic are removed."""
+        """Kafka's ``handleDeletedPartitions``: offsets of a deleted topic are removed (its
+        pending transactional ones too)."""
         for group in list(self._groups.values()):
             tps = [tp for tp in group.offsets if tp[0] == topic]
             if tps:
                 await self._remove_offsets(group, tps)
+            txn_offsets.remove_topic(group, topic)
 
     # --- describe / list / delete ---------------------------------------------------------
 
@@ -658,6 +681,7 @@ class GroupCoordinator:
             and not s.members
             and not s.pending_member_ids
             and not group.offsets
+            and not group.pending_txn_offsets
             and s.generation_id == 0
             and self._groups.get(group.group_id) is group
         ):
@@ -685,6 +709,7 @@ class GroupCoordinator:
             if (
                 group.snapshot.state is GroupState.EMPTY
                 and not group.offsets
+                and not group.pending_txn_offsets
                 and not group.snapshot.pending_member_ids
             ):
                 self._apply(group, states.DeleteRequested())
@@ -703,9 +728,15 @@ class GroupCoordinator:
             return group_tombstone(group.group_id)
         return group_metadata_record(group.group_id, group.metadata_value())
 
-    async def _append(self, group_id: str, records: list[Record]) -> None:
-        batch = encode_records(records, self._clock.wall_ms(), self.config.compression)
-        await self._log.append(self.partition_for(group_id), batch)
+    async def _append(
+        self, group_id: str, records: list[Record], producer: tuple[int, int] | None = None
+    ) -> int:
+        """Append one batch to the group's partition; its base offset. A producer (id, epoch)
+        makes it a transactional batch of that producer (TxnOffsetCommit)."""
+        batch = encode_records(
+            records, self._clock.wall_ms(), self.config.compression, producer=producer
+        )
+        return await self._log.append(self.partition_for(group_id), batch)
 
 
 def _log_changes(before: GroupSnapshot, after: GroupSnapshot, event: states.Event) -> None:
@@ -745,26 +776,6 @@ def _log_changes(before: GroupSnapshot, after: GroupSnapshot, event: states.Even
         log.debug("group %s: unloaded", after.group_id)
     elif after.state is GroupState.DEAD:
         log.info("group %s: removed", after.group_id)
-
-
-def _commit_error(code: ErrorCode) -> ErrorCode:
-    """Kafka maps storage failures of an offset commit to codes clients retry on."""
-    if code in (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ErrorCode.REQUEST_TIMED_OUT,
-    ):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if code in (
-        ErrorCode.MESSAGE_TOO_LARGE,
-        ErrorCode.RECORD_LIST_TOO_LARGE,
-        ErrorCode.INVALID_FETCH_SIZE,
-    ):
-        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-    return code
 
 
 def _log_failure(task: asyncio.Task[object]) -> None:

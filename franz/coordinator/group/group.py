@@ -15,7 +15,11 @@ from dataclasses import dataclass, field
 
 from franz.coordinator.group.consumer_protocol import subscribed_topics
 from franz.coordinator.group.offsets_schema import GroupMetadataValue, MemberMetadata
-from franz.coordinator.group.offsets_topic import OffsetAndMetadata, TopicPartitionKey
+from franz.coordinator.group.offsets_topic import (
+    CommitRecordMetadataAndOffset,
+    OffsetAndMetadata,
+    TopicPartitionKey,
+)
 from franz.coordinator.group.states import (
     GroupConfig,
     GroupSnapshot,
@@ -34,6 +38,7 @@ __all__ = [
     "GroupDescription",
     "GroupListing",
     "MemberDescription",
+    "commit_error",
     "metadata_or_empty",
     "snapshot_from_value",
 ]
@@ -97,6 +102,14 @@ class Group:
     snapshot: GroupSnapshot
     current_state_timestamp_ms: int
     offsets: dict[TopicPartitionKey, OffsetAndMetadata] = field(default_factory=dict)
+    #: Base offset of the ``__consumer_offsets`` batch of each committed offset (Kafka's
+    #: ``CommitRecordMetadataAndOffset.appendedBatchOffset``; -1: unknown).
+    appended_batch_offsets: dict[TopicPartitionKey, int] = field(default_factory=dict)
+    #: TxnOffsetCommit offsets awaiting their transaction's marker, per producer id (Kafka's
+    #: ``pendingTransactionalOffsetCommits``; ``franz.coordinator.group.txn_offsets``).
+    pending_txn_offsets: dict[int, dict[TopicPartitionKey, CommitRecordMetadataAndOffset]] = field(
+        default_factory=dict
+    )
     join_waiters: dict[str, asyncio.Future[JoinResponse]] = field(default_factory=dict)
     sync_waiters: dict[str, asyncio.Future[SyncResponse]] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
@@ -168,6 +181,27 @@ class Group:
                     if tp[0] not in topics and now_ms - om.commit_timestamp_ms >= retention_ms:
                         expired.append(tp)
         return expired
+
+
+def commit_error(code: ErrorCode) -> ErrorCode:
+    """Kafka maps storage failures of an offset commit to codes clients retry on
+    (``GroupMetadataManager.storeOffsets``, for OffsetCommit and TxnOffsetCommit alike)."""
+    if code in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+    ):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if code in (
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.INVALID_FETCH_SIZE,
+    ):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return code
 
 
 def metadata_or_empty(member: MemberSnapshot, protocol: str | None) -> bytes:

@@ -8,6 +8,14 @@ the group is gone). Offsets that expire or are deleted get tombstones. The topic
 compacted, so the latest record per key is the state; reloading replays a partition from its
 log start in offset order, the last record per key winning.
 
+A TxnOffsetCommit becomes a *transactional* batch (the producer's id and epoch, base sequence
+-1, the isTransactional attribute) of the same offset records. Its offsets stay pending per
+producer id until the transaction's control batch (an end-transaction marker written by
+WriteTxnMarkers): COMMIT makes them committed unless the partition's committed offset was
+appended later (Kafka's ``CommitRecordMetadataAndOffset.olderThan``: the batch offsets are
+compared, so compaction cannot resurrect an older commit), ABORT drops them. Offsets still
+pending at the log end stay pending in the loaded groups (Kafka's ``loadGroupsAndOffsets``).
+
 This module is sans-IO: ``CoordinatorLog`` is the broker's side (append a batch to a
 partition of ``__consumer_offsets``); ``replay`` turns the batches the broker reads back into
 ``LoadedPartition`` values.
@@ -35,12 +43,15 @@ from franz.coordinator.group.offsets_schema import (
     encode_offset_commit_key,
     encode_offset_commit_value,
 )
+from franz.errors import InvalidRecordError
 from franz.protocol.records.batch import RecordBatchView
 from franz.protocol.records.compression import CompressionType
+from franz.protocol.records.control import ControlRecordType, parse_control_record_type
 from franz.protocol.records.inflated import build_batch, iter_records
 
 __all__ = [
     "OFFSETS_TOPIC",
+    "CommitRecordMetadataAndOffset",
     "CoordinatorLog",
     "LoadedPartition",
     "OffsetAndMetadata",
@@ -100,12 +111,23 @@ class OffsetAndMetadata:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class CommitRecordMetadataAndOffset:
+    """An offset with the base offset of the ``__consumer_offsets`` batch that carried it
+    (Kafka's ``CommitRecordMetadataAndOffset``; None: a transactional commit not appended
+    yet). When a transactional commit completes, the one appended later wins."""
+
+    appended_batch_offset: int | None
+    offset: OffsetAndMetadata
+
+
 class CoordinatorLog(Protocol):
     """Where the coordinator's records go: the broker appends a batch to a partition of
-    ``__consumer_offsets`` and returns once it is committed (raises ``ApiError`` otherwise,
-    e.g. NOT_COORDINATOR when the partition moved, or the storage error)."""
+    ``__consumer_offsets`` and returns the batch's base offset once it is committed (raises
+    ``ApiError`` otherwise, e.g. NOT_COORDINATOR when the partition moved, or the storage
+    error)."""
 
-    async def append(self, partition: int, batch: bytearray) -> None: ...
+    async def append(self, partition: int, batch: bytearray) -> int: ...
 
 
 def offset_commit_record(group_id: str, tp: TopicPartitionKey, om: OffsetAndMetadata) -> Record:
@@ -167,10 +189,22 @@ def encode_records(
     records: Iterable[Record],
     timestamp_ms: int,
     compression: CompressionType = CompressionType.NONE,
+    *,
+    producer: tuple[int, int] | None = None,
 ) -> bytearray:
-    """One v2 batch (base offset 0, patched by the log) holding ``records``, CreateTime."""
+    """One v2 batch (base offset 0, patched by the log) holding ``records``, CreateTime.
+
+    With ``producer`` (id, epoch) the batch is a transactional one of that producer (a
+    TxnOffsetCommit): Kafka's ``storeOffsets`` builds it with the producer's id and epoch,
+    base sequence -1 (``RecordBatch.NO_SEQUENCE``) and ``isTransactional``, whatever the id.
+    """
+    producer_id, producer_epoch = producer if producer is not None else (-1, -1)
     return build_batch(
-        ((timestamp_ms, key, value) for key, value in records), compression=compression
+        ((timestamp_ms, key, value) for key, value in records),
+        compression=compression,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        is_transactional=producer is not None,
     )
 
 
@@ -178,19 +212,33 @@ def encode_records(
 class LoadedPartition:
     """The state one ``__consumer_offsets`` partition replays to.
 
-    ``offsets[group][tp]`` are the committed offsets; ``groups[group]`` the latest group
-    metadata; ``deleted_groups`` the groups whose last group record is a tombstone (their
-    offsets are gone too unless committed again afterwards).
+    ``offsets[group][tp]`` are the committed offsets and ``appended[group][tp]`` the base
+    offset of the batch each came in; ``groups[group]`` the latest group metadata;
+    ``deleted_groups`` the groups whose last group record is a tombstone (their offsets are
+    gone too unless committed again afterwards). ``pending[producer_id][group][tp]`` are
+    transactional offsets whose transaction has no marker yet.
     """
 
     offsets: dict[str, dict[TopicPartitionKey, OffsetAndMetadata]] = field(default_factory=dict)
+    appended: dict[str, dict[TopicPartitionKey, int]] = field(default_factory=dict)
     groups: dict[str, GroupMetadataValue] = field(default_factory=dict)
     deleted_groups: set[str] = field(default_factory=set)
+    pending: dict[int, dict[str, dict[TopicPartitionKey, CommitRecordMetadataAndOffset]]] = field(
+        default_factory=dict
+    )
     records: int = 0
     skipped: int = 0
 
-    def apply(self, key_bytes: bytes | None, value_bytes: bytes | None) -> None:
-        """Apply one record in offset order (Kafka's ``doLoadGroupsAndOffsets``)."""
+    def apply(
+        self,
+        key_bytes: bytes | None,
+        value_bytes: bytes | None,
+        *,
+        batch_offset: int = -1,
+        producer_id: int | None = None,
+    ) -> None:
+        """Apply one record in offset order (Kafka's ``doLoadGroupsAndOffsets``);
+        ``producer_id`` is set for a record of a transactional batch (offsets only)."""
         if key_bytes is None:
             self.skipped += 1
             return
@@ -198,12 +246,7 @@ class LoadedPartition:
             key = decode_key(key_bytes)
             self.records += 1
             if isinstance(key, OffsetKey):
-                tp = (key.topic, key.partition)
-                if value_bytes is None:
-                    self.offsets.get(key.group, {}).pop(tp, None)
-                else:
-                    value = decode_offset_commit_value(value_bytes)
-                    self.offsets.setdefault(key.group, {})[tp] = OffsetAndMetadata.from_value(value)
+                self._apply_offset(key, value_bytes, batch_offset, producer_id)
             elif value_bytes is None:
                 self.groups.pop(key.group, None)
                 self.deleted_groups.add(key.group)
@@ -216,18 +259,79 @@ class LoadedPartition:
             self.skipped += 1
             log.warning("skipping unreadable __consumer_offsets record: %s", exc)
 
+    def _apply_offset(
+        self, key: OffsetKey, value_bytes: bytes | None, batch_offset: int, producer_id: int | None
+    ) -> None:
+        tp = (key.topic, key.partition)
+        if producer_id is not None:
+            pending = self.pending.setdefault(producer_id, {})
+            if value_bytes is None:
+                pending.get(key.group, {}).pop(tp, None)
+            else:
+                om = OffsetAndMetadata.from_value(decode_offset_commit_value(value_bytes))
+                pending.setdefault(key.group, {})[tp] = CommitRecordMetadataAndOffset(
+                    batch_offset, om
+                )
+        elif value_bytes is None:
+            self.offsets.get(key.group, {}).pop(tp, None)
+            self.appended.get(key.group, {}).pop(tp, None)
+        else:
+            value = decode_offset_commit_value(value_bytes)
+            self.offsets.setdefault(key.group, {})[tp] = OffsetAndMetadata.from_value(value)
+            self.appended.setdefault(key.group, {})[tp] = batch_offset
+
+    def end_txn(self, producer_id: int, commit: bool) -> None:
+        """A transaction marker of ``producer_id``: on COMMIT its pending offsets become
+        committed where no offset appended later is (``olderThan``); either way they are no
+        longer pending."""
+        pending = self.pending.pop(producer_id, None)
+        if not commit or not pending:
+            return
+        for group_id, tps in pending.items():
+            offsets = self.offsets.setdefault(group_id, {})
+            appended = self.appended.setdefault(group_id, {})
+            for tp, txn in tps.items():
+                position = txn.appended_batch_offset
+                assert position is not None
+                if tp not in offsets or appended.get(tp, -1) < position:
+                    offsets[tp] = txn.offset
+                    appended[tp] = position
+
+    def pending_by_group(
+        self,
+    ) -> dict[str, dict[int, dict[TopicPartitionKey, CommitRecordMetadataAndOffset]]]:
+        """``pending`` regrouped as group -> producer id -> offsets (empty ones left out)."""
+        by_group: dict[str, dict[int, dict[TopicPartitionKey, CommitRecordMetadataAndOffset]]] = {}
+        for producer_id, groups in self.pending.items():
+            for group_id, tps in groups.items():
+                if tps:
+                    by_group.setdefault(group_id, {})[producer_id] = dict(tps)
+        return by_group
+
 
 def replay(
     batches: Iterable[RecordBatchView], into: LoadedPartition | None = None
 ) -> LoadedPartition:
     """Replay record batches of one partition (in offset order) into a ``LoadedPartition``.
 
-    Control batches (transaction markers) carry no group state and are skipped.
+    A control batch's first record decides its producer's pending offsets (COMMIT, or any
+    other type: dropped, as Kafka's loader treats everything but COMMIT); records of
+    transactional batches are held per producer id until then.
     """
     loaded = into if into is not None else LoadedPartition()
     for batch in batches:
         if batch.is_control_batch:
+            for record in iter_records(batch):
+                try:
+                    control = parse_control_record_type(record.key)
+                except InvalidRecordError as exc:
+                    log.warning("skipping unreadable __consumer_offsets control record: %s", exc)
+                    break
+                loaded.end_txn(batch.producer_id, control is ControlRecordType.COMMIT)
+                break
             continue
+        producer_id = batch.producer_id if batch.is_transactional else None
+        base = batch.base_offset
         for record in iter_records(batch):
-            loaded.apply(record.key, record.value)
+            loaded.apply(record.key, record.value, batch_offset=base, producer_id=producer_id)
     return loaded

@@ -38,7 +38,7 @@ class RecordingLog:
         self.next_offset: dict[int, int] = {}
         self.fail: Exception | None = None
 
-    async def append(self, partition: int, batch: bytearray) -> None:
+    async def append(self, partition: int, batch: bytearray) -> int:
         if self.fail is not None:
             raise self.fail
         view = RecordBatchView(bytearray(batch))
@@ -46,6 +46,7 @@ class RecordingLog:
         view.set_base_offset(self.next_offset.get(partition, 0))
         self.next_offset[partition] = view.next_offset
         self.batches.setdefault(partition, []).append(view)
+        return view.base_offset
 
     def records(self, partition: int) -> list[tuple[bytes | None, bytes | None]]:
         return [(r.key, r.value) for b in self.batches.get(partition, []) for r in iter_records(b)]

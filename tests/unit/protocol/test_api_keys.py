@@ -61,6 +61,7 @@ KAFKA_3_9_MAX = {
     ApiKey.END_TXN: 4,
     ApiKey.DESCRIBE_TRANSACTIONS: 0,
     ApiKey.LIST_TRANSACTIONS: 1,
+    ApiKey.TXN_OFFSET_COMMIT: 4,
 }
 
 
