@@ -15,9 +15,9 @@ broker with the same inputs, and the tests assert the same results on both:
   state store (RocksDB) and its changelog; the updates and final counts, and the internal
   topics' configs. Maven Central has no ``kafka-streams-examples`` 3.9.x: the demo is
   3.8.0's jar, run on kafka-streams 3.9.2 (``tests/reference/pom.xml``). With
-  ``processing.guarantee=exactly_once_v2`` it needs transactions, whose Produce/Fetch part
-  Franz does not have yet (issue 19): a strict xfail that fails as soon as the stream thread
-  dies.
+  ``processing.guarantee=exactly_once_v2`` it runs on transactions (issue 19): a
+  transactional producer per stream thread, read_committed consumers, offsets committed in
+  the transactions (TxnOffsetCommit).
 
 Every program runs in its own JVM (about 1-2 s to start): the two brokers' runs go side by
 side, and each test starts as few JVMs as its scenario needs.
@@ -210,21 +210,7 @@ def test_word_count_demo(
     assert "cleanup.policy=delete" in summary[REPARTITION]
 
 
-@pytest.mark.parametrize(
-    "broker_name",
-    [
-        "kafka",
-        pytest.param(
-            "franz",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="transactions (issue 19): InitProducerId and AddPartitionsToTxn are "
-                "served, but transactional Produce is refused (INVALID_TXN_STATE) until the "
-                "Produce/Fetch part lands, and the stream thread dies",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("broker_name", ["kafka", "franz"])
 def test_word_count_demo_exactly_once_v2(
     brokers: dict[str, HasBootstrap], wordcount_input: None, tmp_path: Path, broker_name: str
 ) -> None:
