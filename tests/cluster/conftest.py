@@ -33,13 +33,15 @@ def cluster(
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """A failed test that used the ``cluster`` fixture reports the last lines each broker
-    printed (all its runs): a failure seen only in CI then shows what the brokers did."""
+    """A failed test that used the ``cluster`` fixture (or another ``Cluster``) reports the
+    last lines each broker printed (all its runs): a failure seen only in CI then shows what
+    the brokers did."""
     outcome = yield
     report = outcome.get_result()
-    cluster = getattr(item, "funcargs", {}).get("cluster")
-    if report.when != "call" or not report.failed or not isinstance(cluster, Cluster):
+    clusters = [c for c in getattr(item, "funcargs", {}).values() if isinstance(c, Cluster)]
+    if report.when != "call" or not report.failed or not clusters:
         return
+    cluster = clusters[0]
     for broker_id, broker in sorted(cluster.brokers.items()):
         path = broker.data_dir / "broker.out"
         try:

@@ -184,7 +184,9 @@ def test_killing_the_transaction_coordinator_shows_no_half_transaction(
 ) -> None:
     cluster = txn_cluster
     topic = f"txn-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster.bootstrap(), topic, PARTITIONS, {"min.insync.replicas": "2"})
+    create_topic(
+        cluster.bootstrap(), topic, PARTITIONS, {"min.insync.replicas": "2"}, replication_factor=3
+    )
     transactional_id = f"failover-{uuid.uuid4().hex[:8]}"
     loop = TransactionLoop(cluster.bootstrap(), topic, transactional_id).start()
     try:

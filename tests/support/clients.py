@@ -196,6 +196,7 @@ def create_topic(
     partitions: int = 1,
     config: Mapping[str, str] | None = None,
     timeout: float = 30.0,
+    replication_factor: int = 1,
 ) -> None:
     """Create ``topic`` with CreateTopics (confluent-kafka's AdminClient) and wait until
     Metadata shows every partition with a leader."""
@@ -203,7 +204,10 @@ def create_topic(
     futures = admin.create_topics(
         [
             NewTopic(
-                topic, num_partitions=partitions, replication_factor=1, config=dict(config or {})
+                topic,
+                num_partitions=partitions,
+                replication_factor=replication_factor,
+                config=dict(config or {}),
             )
         ],
         operation_timeout=timeout,
