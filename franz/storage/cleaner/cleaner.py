@@ -126,6 +126,8 @@ class CleaningJob:
     directory: Path
     segments: tuple[SourceSegment, ...]
     first_dirty_offset: int
+    #: The round's upper bound: the base offset of the segment holding the first uncleanable
+    #: offset (Kafka's ``LogToClean.firstUncleanableOffset``, ``upperBoundOffsetOfCleaningRound``).
     first_uncleanable_offset: int
     now_ms: int
     delete_retention_ms: int

@@ -15,6 +15,7 @@ it must equal that view before the round, compacted by key below the round's upp
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -30,6 +31,10 @@ from franz.protocol.records.control import (
 )
 from franz.protocol.records.inflated import RecordBatchBuilder, iter_records
 from franz.storage.cleaner import LogCleaner
+from franz.storage.cleaner.cleaner import Cleaner
+from franz.storage.cleaner.manager import CleanerConfig, LogCleanerManager
+from franz.storage.cleaner.thread import build_job
+from franz.storage.files import CLEANED_SUFFIX, SWAP_SUFFIX
 from franz.storage.index.txn_index import AbortedTxn
 from franz.storage.log import Log
 from tests.unit.storage.test_cleaner import (
@@ -324,3 +329,51 @@ def test_a_marker_of_the_current_epoch_is_kept_empty_when_it_is_all_a_producer_h
     ] == [(fence_at, 0, True, 1)]
     assert aborted not in {r[0] for r in read_committed(lg)}
     assert txn_index(lg) == []
+
+
+# -- the .txnindex through a crash during the swap ----------------------------------------------
+
+
+@pytest.mark.parametrize("swapped", [("log",), ("log", "index", "timeindex", "txnindex")])
+def test_a_crash_during_the_swap_keeps_the_txnindex_with_its_segment(
+    tmp_path: Path, clock: ManualClock, swapped: tuple[str, ...]
+) -> None:
+    # The cleaned .txnindex is one of the swapped files: with every file .swap the loader
+    # completes the swap (the cleaned index comes in), otherwise it rolls the group back
+    # (the original index stays). The READ_COMMITTED view is the same either way.
+    lg = open_log(tmp_path, clock)
+    p1, p2 = Producer(lg, clock, P1), Producer(lg, clock, P2)
+    p1.send([(b"a", b"p1-aborted")])
+    p2.send([(b"a", b"p2-committed")])
+    p1.end(commit=False)
+    p2.end(commit=True)
+    filler(lg, clock, 30)
+    (entry,) = txn_index(lg)
+    view = read_committed(lg)
+    manager = LogCleanerManager([tmp_path], clock)
+    job, _ = build_job(
+        manager.log_to_clean(lg, clock.wall_ms()), CleanerConfig(), 10_000, clock.wall_ms()
+    )
+    result = Cleaner(10_000).clean(job)
+    assert result.ok
+    group = result.groups[0]
+    prefix = f"{group.base_offset:020d}"
+    assert (lg.dir / f"{prefix}.txnindex{CLEANED_SUFFIX}").exists()
+    for name in swapped:
+        os.replace(
+            lg.dir / f"{prefix}.{name}{CLEANED_SUFFIX}", lg.dir / f"{prefix}.{name}{SWAP_SUFFIX}"
+        )
+    lg.close()
+    reopened = open_log(tmp_path, clock)
+    try:
+        reopened.update_high_watermark(reopened.log_end_offset)
+        assert txn_index(reopened) == [entry]
+        completed = len(swapped) == 4
+        offsets = {r.offset for b in batches(reopened) for r in iter_records(b)}
+        assert (0 in offsets) is not completed  # P1's aborted record: gone iff swapped in
+        assert read_committed(reopened) == view
+        assert not [
+            p for p in reopened.dir.iterdir() if p.name.endswith((CLEANED_SUFFIX, SWAP_SUFFIX))
+        ]
+    finally:
+        reopened.close()
