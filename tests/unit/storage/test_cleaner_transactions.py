@@ -217,6 +217,24 @@ def test_aborted_records_go_committed_compact_and_markers_go_after_their_horizon
     assert [r.value for b in data_batches(lg, P1) for r in iter_records(b)] == [b"c9"]
 
 
+def test_an_aborted_record_does_not_supersede_an_earlier_value_of_its_key(
+    tmp_path: Path, clock: ManualClock, cleaner: LogCleaner
+) -> None:
+    # buildOffsetMap skips aborted batches: the committed value before them is the latest.
+    lg = open_log(tmp_path, clock)
+    ((committed, _, _),) = append_each(lg, clock, [(b"k", b"committed")])
+    p1 = Producer(lg, clock, P1)
+    p1.send([(b"k", b"aborted")])
+    p1.end(commit=False)
+    p1.send([(b"other", b"last")])  # P1's last data batch: the aborted one is not kept empty
+    p1.end(commit=True)
+    filler(lg, clock, 30)
+    clean_and_check(cleaner, lg)
+    values = {r.offset: r.value for b in batches(lg) for r in iter_records(b)}
+    assert values[committed] == b"committed" and b"aborted" not in values.values()
+    assert (committed, b"k", b"committed") in read_committed(lg)
+
+
 def test_interleaved_transactions_keep_the_read_committed_view_and_the_txnindex(
     tmp_path: Path, clock: ManualClock, cleaner: LogCleaner
 ) -> None:
