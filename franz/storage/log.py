@@ -861,8 +861,10 @@ class Log:
         return len(deletable)
 
     def replace_segments(self, old: Sequence[LogSegment], cleaned_base: int) -> LogSegment:
-        """Swap ``<cleaned_base>.{log,index,timeindex}.cleaned`` in for ``old`` (Kafka's
-        ``replaceSegments``); the cleaner calls this once ``old`` are checked to be this log's.
+        """Swap ``<cleaned_base>.{log,index,timeindex}.cleaned`` (and ``.txnindex.cleaned``
+        if the cleaner wrote one) in for ``old`` (Kafka's ``replaceSegments``); the cleaner
+        calls this once ``old`` are checked to be this log's. The old segments' ``.txnindex``
+        files go with them (``.deleted``).
 
         Crash-safe in Kafka's order: rename ``.cleaned`` -> ``.swap`` and fsync the directory
         (the commit point: the loader completes a swap, ``franz.storage.log_loader``), rename
@@ -874,6 +876,9 @@ class Log:
             segment_file(self.dir, cleaned_base, suffix)
             for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
         ]
+        txn_index = segment_file(self.dir, cleaned_base, TXN_INDEX_SUFFIX)
+        if Path(f"{txn_index}{CLEANED_SUFFIX}").exists():
+            names.append(txn_index)  # the aborted transactions the cleaned segment keeps
         self._forget_boundaries()
         try:
             for path in names:

@@ -7,16 +7,27 @@ them in (``LogCleaner``, ``Log.replace_segments``). Nothing here touches a ``Log
 
 The round, as Kafka's:
 
-1. **Offset map** over the dirty section ``[firstDirtyOffset, firstUncleanableOffset)``:
-   key -> last offset (``OffsetMap``), control batches skipped, keyless records skipped. If
-   the map fills, the round stops at the last whole batch mapped: ``endOffset =
-   map.latestOffset + 1`` and the rest stays dirty for the next round.
+1. **Offset map** over the dirty section ``[firstDirtyOffset, firstUncleanableOffset)``
+   (the upper bound is the base offset of the segment holding the first uncleanable offset,
+   Kafka's ``LogToClean.firstUncleanableOffset``): key -> last offset (``OffsetMap``);
+   control batches, batches of aborted transactions (``collectAbortedTransactions``,
+   ``CleanedTransactionMetadata``) and keyless records are not mapped. If the map fills, the
+   round stops at the last whole batch mapped: ``endOffset = map.latestOffset + 1`` and the
+   rest stays dirty for the next round.
 2. **Groups**: the segments from the log start up to ``endOffset`` are grouped so that each
    group's logs fit ``segment.bytes`` and its indexes ``segment.index.bytes`` and its offsets
    an int32 from the group's base (``groupSegmentsBySize``).
 3. **Recopy** each group into one ``<first base>.log.cleaned``. Per batch
-   (``MemoryRecords.filterTo`` with the cleaner's ``RecordFilter``):
+   (``MemoryRecords.filterTo`` with the cleaner's ``RecordFilter``, ``Cleaner.cleanInto``):
 
+   - **transactions** (``franz.storage.cleaner.txn_metadata``, one state per round carried
+     across groups): a data batch of an aborted transaction loses all its records; a
+     control batch keeps its record, unless it is *discardable* (its transaction has no
+     record left: an ABORT with no batch of its transaction seen, a COMMIT with no
+     transactional batch of its producer since the previous marker) **and** its delete
+     horizon has passed. A discardable marker without a horizon gets one, as a tombstone
+     does (below). An ABORT marker kept because some of its data is kept goes into the
+     cleaned segment's ``.txnindex``;
    - a record is kept iff its offset is past the map, or it has a key whose mapped offset is
      not above its own; a tombstone (null value) additionally only while its batch has no
      delete horizon or ``now < horizon``; a record without a key is dropped (Kafka counts it
@@ -33,11 +44,13 @@ The round, as Kafka's:
      right, their deltas are rewritten). A later round drops those tombstones once the
      horizon has passed;
    - a batch left with no records is kept as an empty batch (Kafka's ``writeEmptyHeader``:
-     header only, ``recordsCount`` 0, last offset and max timestamp kept) when it is the last
-     batch of a producer the partition still tracks (``isBatchLastRecordOfProducer``), so a
-     restart rebuilds that producer's sequence state; otherwise it is dropped;
-   - control batches are copied as they are (transactions are out of Franz's scope; Kafka
-     drops a marker once its transaction has no records left and its horizon passed).
+     header only, ``recordsCount`` 0, last offset and max timestamp kept) when it holds the
+     last record of a producer the partition still tracks (``isBatchLastRecordOfProducer``:
+     the batch ending at the producer's last data offset, or, for a producer with no data
+     batch, a marker of its current epoch), so a restart rebuilds that producer's sequence
+     and epoch, or when it is the last batch of the round (``nextOffset ==
+     upperBoundOffsetOfCleaningRound``, so the round's last offset is not lost); otherwise
+     it is dropped.
 
 Offsets are preserved: a cleaned log has gaps, never renumbered records.
 """
@@ -63,7 +76,9 @@ from franz.storage.cleaner.segment_io import (
     iter_segment_batches,
     remove_cleaned_files,
 )
+from franz.storage.cleaner.txn_metadata import CleanedTransactionMetadata
 from franz.storage.files import TopicPartition
+from franz.storage.index.txn_index import AbortedTxn
 
 __all__ = [
     "CleanedGroup",
@@ -97,6 +112,9 @@ class SourceSegment:
     offset_index_bytes: int
     time_index_bytes: int
     mtime_ns: int
+    #: The aborted transactions overlapping the segment's whole range (Kafka's
+    #: ``collectAbortedTransactions(base, next segment's base)`` in ``cleanSegments``).
+    aborted_txns: tuple[AbortedTxn, ...] = ()
 
 
 @dataclass(slots=True)
@@ -108,14 +126,20 @@ class CleaningJob:
     directory: Path
     segments: tuple[SourceSegment, ...]
     first_dirty_offset: int
+    #: The round's upper bound: the base offset of the segment holding the first uncleanable
+    #: offset (Kafka's ``LogToClean.firstUncleanableOffset``, ``upperBoundOffsetOfCleaningRound``).
     first_uncleanable_offset: int
     now_ms: int
     delete_retention_ms: int
     segment_bytes: int
     max_index_bytes: int
     index_interval_bytes: int
-    active_producers: Mapping[int, int]  # producer id -> last data offset
+    #: Kafka's ``lastRecordsOfActiveProducers``: producer id -> (last data offset or -1,
+    #: producer epoch).
+    active_producers: Mapping[int, tuple[int, int]]
     max_map_entries: int
+    #: The aborted transactions of the dirty section (for the offset map).
+    map_aborted_txns: tuple[AbortedTxn, ...] = ()
     io_buffer_size: int = 512 * 1024
     io_max_bytes_per_second: float = float("inf")
     abort: threading.Event = field(default_factory=threading.Event)
@@ -246,8 +270,9 @@ class Cleaner:
             groups = group_segments_by_size(
                 cleanable, job.segment_bytes, job.max_index_bytes, job.first_uncleanable_offset
             )
+            txn = CleanedTransactionMetadata()  # one per round, across its groups
             for group in groups:
-                result.groups.append(self._clean_group(job, group, result, throttler))
+                result.groups.append(self._clean_group(job, group, result, throttler, txn))
             result.stats.buffer_utilization = self.offset_map.utilization
         except CleaningAbortedError:
             result.aborted = True
@@ -271,6 +296,7 @@ class Cleaner:
         omap.clear()
         start, end = job.first_dirty_offset, job.first_uncleanable_offset
         omap.latest_offset = start - 1
+        txn = CleanedTransactionMetadata(job.map_aborted_txns)
         dirty = [
             (seg, nxt)
             for seg, nxt in zip(job.segments, [*job.segments[1:], None], strict=True)
@@ -286,7 +312,12 @@ class Cleaner:
                 _check_crc(batch, segment)
                 stats.map_bytes_read += batch.size_in_bytes
                 throttler.maybe_throttle(batch.size_in_bytes)
-                if not batch.is_control_batch:
+                if batch.is_control_batch:
+                    txn.on_control_batch_read(batch)
+                    stats.map_records_read += 1
+                elif txn.on_batch_read(batch):  # aborted: nothing of it to map
+                    stats.map_records_read += batch.records_count
+                else:
                     for record in iter_records(batch):
                         if record.offset >= end:
                             break
@@ -306,8 +337,10 @@ class Cleaner:
         group: list[SourceSegment],
         result: CleaningResult,
         throttler: Throttler,
+        txn: CleanedTransactionMetadata,
     ) -> CleanedGroup:
         stats = result.stats
+        txn.cleaned_index = []
         writer = CleanedSegmentWriter(
             job.dir_fd,
             group[0].base_offset,
@@ -316,64 +349,79 @@ class Cleaner:
         )
         try:
             for segment in group:
+                txn.add_aborted_transactions(segment.aborted_txns)
                 for _, batch in iter_segment_batches(segment.fd, segment.size, job.io_buffer_size):
                     job.check_aborted()
                     _check_crc(batch, segment)
                     stats.bytes_read += batch.size_in_bytes
                     throttler.maybe_throttle(batch.size_in_bytes)
-                    out = self._filter_batch(job, batch, result)
+                    out = self._filter_batch(job, batch, result, txn)
                     if out is not None:
                         data, max_ts = out
                         stats.bytes_written += writer.append(data, batch.last_offset, max_ts)
                         throttler.maybe_throttle(len(data))
-            size = writer.finish(group[-1].mtime_ns)
+            size = writer.finish(group[-1].mtime_ns, txn.cleaned_index)
         except BaseException:
             writer.abort()
             raise
         return CleanedGroup(group[0].base_offset, tuple(s.base_offset for s in group), size)
 
     def _filter_batch(
-        self, job: CleaningJob, batch: RecordBatchView, result: CleaningResult
+        self,
+        job: CleaningJob,
+        batch: RecordBatchView,
+        result: CleaningResult,
+        txn: CleanedTransactionMetadata,
     ) -> tuple[bytes | bytearray | memoryview, int] | None:
-        """The batch to write (bytes, max timestamp), or None to drop it."""
+        """The batch to write (bytes, max timestamp), or None to drop it (Kafka's
+        ``checkBatchRetention`` + ``shouldRetainRecord`` + ``filterTo``)."""
         stats = result.stats
-        if batch.is_control_batch:
-            stats.records_read += batch.records_count
-            stats.records_retained += batch.records_count
-            return batch.raw(), batch.max_timestamp
         now = job.now_ms
-        omap = self.offset_map
+        control = batch.is_control_batch
+        can_discard = txn.on_control_batch_read(batch) if control else txn.on_batch_read(batch)
         horizon = batch.base_timestamp if batch.has_delete_horizon else None
-        retain_deletes = horizon is None or now < horizon
+        discard_records = can_discard and (not control or (horizon is not None and horizon <= now))
+        retain_empty = (
+            batch.producer_id >= 0 and _is_last_record_of_producer(job, batch)
+        ) or batch.next_offset == job.first_uncleanable_offset
         kept: list[Record] = []
         all_kept = True
         tombstones = False
-        for record in iter_records(batch):
-            stats.records_read += 1
-            keep: bool
-            if record.offset > omap.latest_offset:
-                keep = True
-            elif record.key is None:
-                stats.invalid_records += 1
-                keep = False
-            elif record.offset < omap.get(record.key):
-                keep = False
-            elif record.value is None and not retain_deletes:
-                stats.tombstones_removed += 1
-                keep = False
-            else:
-                keep = True
-            if keep:
-                kept.append(record)
-                tombstones = tombstones or record.value is None
-            else:
-                all_kept = False
+        if discard_records:
+            stats.records_read += batch.records_count
+            all_kept = batch.records_count == 0
+        else:
+            omap = self.offset_map
+            retain_deletes = horizon is None or now < horizon
+            for record in iter_records(batch):
+                stats.records_read += 1
+                keep: bool
+                if control or record.offset > omap.latest_offset:
+                    keep = True
+                elif record.key is None:
+                    stats.invalid_records += 1
+                    keep = False
+                elif record.offset < omap.get(record.key):
+                    keep = False
+                elif record.value is None and not retain_deletes:
+                    stats.tombstones_removed += 1
+                    keep = False
+                else:
+                    keep = True
+                if keep:
+                    kept.append(record)
+                    tombstones = tombstones or record.value is None
+                else:
+                    all_kept = False
         stats.records_retained += len(kept)
         if kept:
+            # A tombstone, or a marker whose transaction has no record left, is deleted
+            # delete.retention.ms after the round that first finds it deletable (KIP-534).
+            needs_horizon = tombstones or (control and can_discard)
             new_horizon = horizon
-            if tombstones and horizon is None:
+            if needs_horizon and horizon is None:
                 new_horizon = now + job.delete_retention_ms
-            if tombstones and new_horizon is not None:
+            if needs_horizon and new_horizon is not None:
                 earliest = result.earliest_delete_horizon_ms
                 if earliest < 0 or new_horizon < earliest:
                     result.earliest_delete_horizon_ms = new_horizon
@@ -383,11 +431,22 @@ class Cleaner:
             return data, batch.max_timestamp if _is_log_append_time(batch) else max(
                 r.timestamp for r in kept
             )
-        if batch.producer_id >= 0 and job.active_producers.get(batch.producer_id) == (
-            batch.last_offset
-        ):
+        if retain_empty:
             return _rebuild(batch, [], None), batch.max_timestamp
         return None
+
+
+def _is_last_record_of_producer(job: CleaningJob, batch: RecordBatchView) -> bool:
+    """Kafka's ``isBatchLastRecordOfProducer``: the batch ending at the producer's last data
+    offset, or, for a producer that wrote no data batch, a marker of its current epoch (it
+    carries the epoch that fences zombies)."""
+    last = job.active_producers.get(batch.producer_id)
+    if last is None:
+        return False
+    last_data_offset, epoch = last
+    if last_data_offset >= 0:
+        return batch.last_offset == last_data_offset
+    return batch.is_control_batch and batch.producer_epoch == epoch
 
 
 def _is_log_append_time(batch: RecordBatchView) -> bool:

@@ -6,9 +6,12 @@ freely. Terms (Kafka's):
 - *first dirty offset*: where the last round stopped, from ``cleaner-offset-checkpoint``
   in the log's dir (Kafka's format, ``franz.storage.checkpoints``); the log start offset
   if absent, below the log start offset, or above the LEO (the checkpoint is then rewritten).
-- *first uncleanable offset*: min(HW (Kafka's last stable offset; Franz has no
-  transactions), the active segment's base offset, the base offset of the first dirty
-  non-active segment whose largest timestamp is newer than ``now - min.compaction.lag.ms``).
+- *first uncleanable offset*: min(the last stable offset (the HW, or the first offset of
+  the earliest transaction that is ongoing or whose marker is not yet replicated), the
+  active segment's base offset, the base offset of the first dirty non-active segment whose
+  largest timestamp is newer than ``now - min.compaction.lag.ms``) (Kafka's
+  ``cutOffsetsForCompaction``). A round cleans only the segments below the one holding it
+  (``upper_bound_offset``), so it never touches an unstable transaction.
 - *clean bytes*: the segments below the first dirty offset; *cleanable bytes*: the segments
   from the first dirty offset to the segment holding the first uncleanable offset.
   ``cleanable ratio = cleanable / (clean + cleanable)``.
@@ -88,6 +91,10 @@ class LogToClean:
     log: Log
     first_dirty_offset: int
     first_uncleanable_offset: int
+    #: The base offset of the segment holding ``first_uncleanable_offset`` (the active
+    #: segment's if none): the round's upper bound (Kafka's ``LogToClean.firstUncleanableOffset``,
+    #: ``upperBoundOffsetOfCleaningRound``).
+    upper_bound_offset: int
     clean_bytes: int
     cleanable_bytes: int
     need_compaction_now: bool
@@ -208,7 +215,7 @@ class LogCleanerManager:
             )
             first_dirty, force = start, True
         active = lg.active_segment
-        uncleanable = min(lg.high_watermark, active.base_offset)
+        uncleanable = min(lg.last_stable_offset, active.base_offset)
         lag = max(lg.config.min_compaction_lag_ms, 0)
         if lag > 0:
             for segment in _non_active_from(lg, first_dirty):
@@ -251,6 +258,7 @@ class LogCleanerManager:
             lg,
             first_dirty,
             uncleanable,
+            bound,
             clean,
             cleanable,
             need_compaction_now=self.max_compaction_delay(lg, first_dirty, now) > 0,

@@ -15,7 +15,8 @@ A cleaned segment is written as Kafka's ``LogSegment.append`` would have written
 ``<base>.log.cleaned``, ``<base>.index.cleaned`` and ``<base>.timeindex.cleaned``, with an
 offset/time index entry per batch once more than ``index.interval.bytes`` were written since
 the previous entry, a final time-index entry for the largest timestamp (Kafka's
-``onBecomeInactiveSegment``), indexes trimmed to their entries, everything fsynced, and the
+``onBecomeInactiveSegment``), indexes trimmed to their entries, a ``.txnindex`` with the
+aborted transactions the segment still holds (if any), everything fsynced, and the
 ``.log``'s modification time set to the last source segment's (Kafka keeps ``lastModified``
 so time-based retention and the legacy delete horizon are unchanged).
 """
@@ -26,7 +27,7 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
 
 from franz.protocol.records.batch import LOG_OVERHEAD, MIN_BATCH_LENGTH, RecordBatchView
@@ -35,8 +36,10 @@ from franz.storage.files import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
     file_name_prefix,
 )
+from franz.storage.index.txn_index import AbortedTxn
 
 __all__ = [
     "CleanedSegmentWriter",
@@ -55,13 +58,15 @@ class SegmentReadError(Exception):
     """A source segment is shorter than the loop said or holds a torn batch."""
 
 
-def cleaned_file_names(base_offset: int) -> tuple[str, str, str]:
-    """The ``.log``, ``.index`` and ``.timeindex`` names of a cleaned segment in progress."""
+def cleaned_file_names(base_offset: int) -> tuple[str, str, str, str]:
+    """The ``.log``, ``.index``, ``.timeindex`` and ``.txnindex`` names of a cleaned segment
+    in progress (the ``.txnindex`` exists only if the segment keeps aborted transactions)."""
     prefix = file_name_prefix(base_offset)
     return (
         prefix + LOG_SUFFIX + CLEANED_SUFFIX,
         prefix + INDEX_SUFFIX + CLEANED_SUFFIX,
         prefix + TIME_INDEX_SUFFIX + CLEANED_SUFFIX,
+        prefix + TXN_INDEX_SUFFIX + CLEANED_SUFFIX,
     )
 
 
@@ -196,12 +201,23 @@ class CleanedSegmentWriter:
         self.size = position + done
         self._pending.clear()
 
-    def finish(self, mtime_ns: int) -> int:
-        """Write the indexes, fsync the three files, close; returns the ``.log`` size."""
+    def finish(self, mtime_ns: int, aborted_txns: Sequence[AbortedTxn] = ()) -> int:
+        """Write the indexes, fsync the files, close; returns the ``.log`` size.
+
+        ``aborted_txns`` are the cleaned segment's ``.txnindex`` entries (the aborted
+        transactions whose ABORT marker it keeps with some of their data, Kafka's
+        ``CleanedTransactionMetadata.cleanedIndex``); the file is written only if there are
+        some, as Kafka's ``TransactionIndex`` creates its file on the first append.
+        """
         self._flush_pending()
         if self.max_timestamp >= 0:
             self._maybe_add_time_entry(self.max_timestamp, self.offset_of_max_timestamp)
-        indexes = ((self.names[1], self._offset_entries), (self.names[2], self._time_entries))
+        indexes: list[tuple[str, bytes | bytearray]] = [
+            (self.names[1], self._offset_entries),
+            (self.names[2], self._time_entries),
+        ]
+        if aborted_txns:
+            indexes.append((self.names[3], b"".join(txn.encode() for txn in aborted_txns)))
         for name, data in indexes:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=self.dir_fd)
             try:

@@ -353,14 +353,25 @@ def build_job(
     ltc: LogToClean, config: CleanerConfig, max_map_entries: int, now: int
 ) -> tuple[CleaningJob, dict[int, tuple[LogSegment, int]]]:
     """The job for one round of ``ltc`` (loop thread), and its source segments by base
-    offset with the size each had, for the check before the swap. Raises ``OSError``."""
+    offset with the size each had, for the check before the swap. Raises ``OSError``.
+
+    The round's upper bound is the base offset of the segment holding the first uncleanable
+    offset (Kafka's ``LogToClean.firstUncleanableOffset``): a round never reads a segment
+    holding the first unstable offset. The aborted transactions (``.txnindex``) the thread
+    needs are collected here, on the loop, as Kafka's cleaner asks its ``UnifiedLog``.
+    """
     lg = ltc.log
     cfg = lg.config
-    segments = [s for s in lg.segments[:-1] if s.base_offset < ltc.first_uncleanable_offset]
+    upper = ltc.upper_bound_offset
+    all_segments = lg.segments
+    segments = [s for s in all_segments[:-1] if s.base_offset < upper]
     sources: list[SourceSegment] = []
     dir_fd = os.open(lg.dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for s in segments:
+        for i, s in enumerate(segments):
+            aborted = lg.collect_aborted_transactions(
+                s.base_offset, all_segments[i + 1].base_offset
+            )
             fd = os.dup(s.fd)
             sources.append(
                 SourceSegment(
@@ -370,6 +381,7 @@ def build_job(
                     s.offset_index.size_in_bytes,
                     s.time_index.size_in_bytes,
                     os.fstat(fd).st_mtime_ns,
+                    tuple(aborted),
                 )
             )
     except OSError:
@@ -378,9 +390,8 @@ def build_job(
         os.close(dir_fd)
         raise
     producers = {
-        pid: entry.last_data_offset
+        pid: (entry.last_data_offset, entry.producer_epoch)
         for pid, entry in lg.producer_state.producers.items()
-        if entry.last_data_offset >= 0
     }
     job = CleaningJob(
         topic_partition=ltc.topic_partition,
@@ -388,7 +399,7 @@ def build_job(
         directory=lg.dir,
         segments=tuple(sources),
         first_dirty_offset=ltc.first_dirty_offset,
-        first_uncleanable_offset=ltc.first_uncleanable_offset,
+        first_uncleanable_offset=upper,
         now_ms=now,
         delete_retention_ms=cfg.delete_retention_ms,
         segment_bytes=cfg.segment_bytes,
@@ -396,6 +407,7 @@ def build_job(
         index_interval_bytes=cfg.index_interval_bytes,
         active_producers=producers,
         max_map_entries=max_map_entries,
+        map_aborted_txns=tuple(lg.collect_aborted_transactions(ltc.first_dirty_offset, upper)),
         io_buffer_size=config.io_buffer_size,
         io_max_bytes_per_second=config.io_max_bytes_per_second,
     )
