@@ -11,7 +11,7 @@ they go over ``franz.admin.wire`` connections found by ``franz.admin.cluster_wir
   the broker given (``StaticBrokerStrategy``, ``--broker-id``);
 * WriteTxnMarkers (27, v0-1) with one ABORT marker to the partition's leader
   (``Admin.abortTransaction``, ``AbortTransactionHandler``): the hanging-transaction repair;
-* Metadata (3) for topic names (internal topics left out, as ``listTopics()``) and each
+* Metadata (3) for topic names (``listTopics``, internal ones on request) and each
   partition's leader and replicas.
 
 Retriable errors are retried as Kafka's handlers do (COORDINATOR_LOAD_IN_PROGRESS,
@@ -183,10 +183,15 @@ class TransactionsClient:
         }
         return self.cluster.to_broker(self._any_broker(), METADATA, data, 12)
 
-    def list_topics(self) -> list[str]:
-        """Every topic but the internal ones, in the broker's order."""
+    def list_topics(self, *, include_internal: bool = False) -> list[str]:
+        """Every topic (the internal ones only with ``include_internal``, as
+        ``ListTopicsOptions.listInternal``), in the broker's order."""
         response = self._metadata(None)
-        return [t.name for t in response.topics if not bool(getattr(t, "is_internal", False))]
+        return [
+            t.name
+            for t in response.topics
+            if include_internal or not bool(getattr(t, "is_internal", False))
+        ]
 
     def describe_topics(self, topics: list[str]) -> dict[str, list[tuple[int, tuple[int, ...]]]]:
         """Each topic's partitions with their replicas; an unknown topic is an error."""

@@ -8,8 +8,9 @@ The broker holds, written once per module:
   15-minute transaction timeout, and aborted at the end);
 * *hanging* transactions on the four partitions of ``rt-txn-hang``: transactional batches
   produced by two idempotent producer ids (InitProducerId without a transactional id, then
-  Produce with a transactional batch and no transactional id, which Kafka appends without
-  asking a coordinator), so no coordinator knows them. Their timestamps are 30 minutes old,
+  Produce with a transactional batch, while KIP-890's partition verification is turned off
+  so that the broker appends it without asking the coordinator), so no coordinator knows
+  them. Their timestamps are 30 minutes old,
   past find-hanging's default 15-minute bound.
 
 Every check runs both tools and compares exit code, stdout and stderr line by line; only
@@ -24,6 +25,7 @@ broker-specific value, producer ids included, is read from the broker itself).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import subprocess
 import time
@@ -33,6 +35,7 @@ from typing import Any
 
 import confluent_kafka
 import pytest
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
 from franz.admin.wire import connect
 from franz.protocol.records.inflated import build_batch
@@ -48,6 +51,7 @@ HANG_PARTITIONS = 4
 COMMITTED, ABORTED, OPEN = "rt-txn-committed", "rt-txn-aborted", "rt-txn-open"
 #: How old the hanging batches' timestamps are: past find-hanging's 15-minute default.
 HANG_AGE_MS = 30 * 60_000
+VERIFICATION = "transaction.partition.verification.enable"
 
 
 @dataclass
@@ -76,6 +80,28 @@ def _transactional(bootstrap: str, tid: str) -> confluent_kafka.Producer:
     return producer
 
 
+@contextlib.contextmanager
+def _verification_off(bootstrap: str) -> Iterator[None]:
+    """Turn off KIP-890's ``transaction.partition.verification.enable`` (a dynamic broker
+    config) on every broker for the block: with it on, a broker asks the coordinator whether
+    a transactional batch's partition is in the transaction, and refuses the batch that
+    makes a hanging transaction. The override is deleted afterwards."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    brokers = sorted(admin.list_topics(timeout=30).brokers)
+
+    def alter(op: AlterConfigOpType) -> None:
+        entry = ConfigEntry(VERIFICATION, "false", incremental_operation=op)
+        resources = [ConfigResource("BROKER", str(b), incremental_configs=[entry]) for b in brokers]
+        for future in admin.incremental_alter_configs(resources).values():
+            future.result(timeout=30)
+
+    alter(AlterConfigOpType.SET)
+    try:
+        yield
+    finally:
+        alter(AlterConfigOpType.DELETE)
+
+
 def _write_hanging(bootstrap: str, partitions: list[int]) -> dict[int, tuple[int, int, int]]:
     """A transactional batch per partition from one idempotent producer id, unknown to any
     coordinator: ``partition -> (producer id, epoch, base offset)``."""
@@ -95,22 +121,27 @@ def _write_hanging(bootstrap: str, partitions: list[int]) -> dict[int, tuple[int
                 base_sequence=0,
                 is_transactional=True,
             )
-            response = conn.request(
-                0,
-                {
-                    "transactional_id": None,
-                    "acks": -1,
-                    "timeout": 30_000,
-                    "topic_data": [
-                        {
-                            "name": HANG_TOPIC,
-                            "partition_data": [{"index": partition, "records": bytes(batch)}],
-                        }
-                    ],
-                },
-                max_version=9,
-            )
-            [answer] = response.responses[0].partition_responses
+            request = {
+                # A transactional batch needs a transactional id (Kafka refuses it with
+                # TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise): one no producer uses.
+                "transactional_id": "rt-txn-ghost",
+                "acks": -1,
+                "timeout": 30_000,
+                "topic_data": [
+                    {
+                        "name": HANG_TOPIC,
+                        "partition_data": [{"index": partition, "records": bytes(batch)}],
+                    }
+                ],
+            }
+            # The dynamic config reaches the broker through ZooKeeper a moment later.
+            deadline = time.monotonic() + 30
+            while True:
+                response = conn.request(0, request, max_version=9)
+                [answer] = response.responses[0].partition_responses
+                if int(answer.error_code) == 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
             assert int(answer.error_code) == 0, answer
             out[partition] = (pid, epoch, int(answer.base_offset))
     return out
@@ -133,7 +164,8 @@ def txns(broker: HasBootstrap) -> Iterator[TxnState]:
     open_txn = _transactional(bootstrap, OPEN)
     open_txn.produce(TOPIC, b"o0", partition=1)
     assert open_txn.flush(30) == 0
-    hanging = {**_write_hanging(bootstrap, [0, 1]), **_write_hanging(bootstrap, [2, 3])}
+    with _verification_off(bootstrap):
+        hanging = {**_write_hanging(bootstrap, [0, 1]), **_write_hanging(bootstrap, [2, 3])}
     try:
         yield TxnState(
             broker,
@@ -198,10 +230,12 @@ def test_list(txns: TxnState) -> None:
     states = {r[0]: r[3] for r in table[1:]}
     assert states == {COMMITTED: "CompleteCommit", ABORTED: "CompleteAbort", OPEN: "Ongoing"}
     assert_same(run_both(txns.broker, "list", "--duration-filter", "-1"))
-    # Only the open transaction has been running (for more than 0 ms).
-    filtered = run_both(txns.broker, "list", "--duration-filter", "0")
+    # The coordinator filters on the time since each transaction started, whatever its
+    # state: all three started more than 0 ms ago, none an hour ago.
+    assert_same(run_both(txns.broker, "list", "--duration-filter", "0"))
+    filtered = run_both(txns.broker, "list", "--duration-filter", "3600000")
     assert_same(filtered)
-    assert [r[0] for r in rows(filtered["kafka"])[1:]] == [OPEN]
+    assert rows(filtered["kafka"]) == [table[0]]
 
 
 @pytest.mark.parametrize("tid", [COMMITTED, ABORTED, OPEN])
@@ -211,10 +245,10 @@ def test_describe(txns: TxnState, tid: str) -> None:
     assert_same(results, mask_column(7, lambda v: v == "None" or int(v) >= 0))
     [header, row] = rows(results["kafka"])
     assert header[4] == "TransactionState" and header[8] == "TopicPartitions"
-    if tid == OPEN:
-        assert (row[4], row[8]) == ("Ongoing", f"{TOPIC}-1")
-    else:
-        assert row[6:8] == ["None", "None"]
+    expected = {OPEN: ("Ongoing", f"{TOPIC}-1"), COMMITTED: ("CompleteCommit", ""),
+                ABORTED: ("CompleteAbort", "")}  # fmt: skip
+    assert (row[4], row[8]) == expected[tid]
+    assert int(row[6]) > 0  # a completed transaction keeps its start time
 
 
 def test_describe_an_unknown_transactional_id(txns: TxnState) -> None:
@@ -243,7 +277,8 @@ def test_describe_producers(
             str(pid), str(epoch), "-1", "1", table[1][4], str(txns.hang_offsets[partition])
         ]  # fmt: skip
     elif partition == 1:
-        assert sorted(r[-1] for r in table[1:]) == ["1", "None"]  # the open one, the committed
+        # The committed producer (c1 at 0, its marker at 1) and the open one (o0 at 2).
+        assert sorted(r[-1] for r in table[1:]) == ["2", "None"]
 
 
 def _duration_is_the_age(value: str) -> bool:

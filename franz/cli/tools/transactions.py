@@ -45,7 +45,12 @@ from collections.abc import Sequence
 from typing import Final
 
 from franz.admin.cluster_wire import cluster_client
-from franz.admin.java_order import hash_order, string_hash, topic_partition_hash
+from franz.admin.java_order import (
+    collection_capacity,
+    hash_order,
+    string_hash,
+    topic_partition_hash,
+)
 from franz.admin.txn_wire import (
     AbortSpec,
     AdminCallError,
@@ -352,7 +357,7 @@ def _find_hanging(client: TransactionsClient, args: argparse.Namespace) -> list[
                 exc,
             ) from exc
         now = _now_ms()
-        for tp in hash_order(found, topic_partition_hash, initial_capacity=len(found)):
+        for tp in _all_order(batch):
             for state in found[tp]:
                 if state.txn_start_offset >= 0 and now - state.last_timestamp > max_timeout_ms:
                     candidates.append((tp, state))
@@ -402,15 +407,31 @@ def _find_hanging(client: TransactionsClient, args: argparse.Namespace) -> list[
     return pretty_print_table(FIND_HANGING_HEADERS, rows)
 
 
+def _all_order(partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The order ``describeProducers(partitions).all()`` iterates its map in: a
+    ``new HashSet<>(partitions)`` (``DescribeProducersHandler.newFuture``) collected
+    ``toMap`` (``AdminApiFuture.forKeys``, default capacity), copied into a
+    ``new HashMap<>(size)``; a bucket keeps the order it was filled in."""
+    keys = hash_order(
+        dict.fromkeys(partitions), topic_partition_hash,
+        initial_capacity=collection_capacity(len(partitions)),
+    )  # fmt: skip
+    futures = hash_order(keys, topic_partition_hash)
+    return hash_order(futures, topic_partition_hash, initial_capacity=max(1, len(futures)))
+
+
 def _partitions_to_search(
     client: TransactionsClient, args: argparse.Namespace
 ) -> list[tuple[str, int]]:
-    """The partitions of ``--topic`` (or ``--partition`` alone), else of every topic; with
+    """The partitions of ``--topic`` (or ``--partition`` alone), else of every topic,
+    internal ones included (Kafka 3.9 lists them with ``listInternal(true)``); with
     ``--broker-id``, only those with a replica on that broker."""
     if args.topic is not None and args.partition is not None:
         return [(args.topic, args.partition)]
     try:
-        topics = [args.topic] if args.topic is not None else client.list_topics()
+        topics = (
+            [args.topic] if args.topic is not None else client.list_topics(include_internal=True)
+        )
     except AdminCallError as exc:
         raise _fail("Failed to list topics", exc) from exc
     topics = hash_order(dict.fromkeys(topics), string_hash)
