@@ -13,6 +13,10 @@ The broker holds, written once per module:
   them. Their timestamps are 30 minutes old,
   past find-hanging's default 15-minute bound.
 
+Then ``franz dump-log-segments`` and Kafka's ``DumpLogSegments`` read the files the broker
+wrote (its log dir): the data segments with their control batches, the ``.txnindex`` files
+and the ``__transaction_state`` segments (``--transaction-log-decoder``).
+
 Every check runs both tools and compares exit code, stdout and stderr line by line; only
 columns that depend on the moment the tool runs (``TransactionDurationMs``,
 ``Duration(min)``) are masked, and each mask checks the value's range.
@@ -31,6 +35,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import confluent_kafka
@@ -40,7 +45,13 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from franz.admin.wire import connect
 from franz.protocol.records.inflated import build_batch
 from tests.support.clients import create_topic
-from tests.support.kafka_ref import HasBootstrap, run_franz_tool, run_kafka_tool
+from tests.support.kafka_ref import (
+    DUMP_LOG_SEGMENTS,
+    HasBootstrap,
+    KafkaBroker,
+    run_franz_tool,
+    run_kafka_tool,
+)
 
 TRANSACTIONS_MAIN = "org.apache.kafka.tools.TransactionsCommand"
 #: The brokers this module runs on (see the module docstring).
@@ -375,3 +386,77 @@ def test_abort_hanging_transactions(txns: TxnState) -> None:
     results = run_both(txns.broker, "find-hanging", "--topic", HANG_TOPIC)
     assert_same(results)
     assert len(rows(results["kafka"])) == 1
+
+
+# -- the files Kafka wrote: dump-log-segments ------------------------------------------------
+
+
+def log_dir(broker: HasBootstrap) -> Path:
+    """The broker's (first) log dir: ``KafkaBroker.log_dir``, or a Franz broker's
+    ``log.dirs``."""
+    if isinstance(broker, KafkaBroker):
+        return broker.log_dir
+    return Path(str(getattr(broker, "overrides", {})["log.dirs"]).split(",")[0])
+
+
+def segment_files(broker: HasBootstrap, prefix: str, suffix: str) -> list[Path]:
+    return sorted(
+        f
+        for d in log_dir(broker).iterdir()
+        if d.is_dir() and d.name.rsplit("-", 1)[0] == prefix
+        for f in d.iterdir()
+        if f.suffix == suffix and f.stat().st_size > 0
+    )
+
+
+def compare_dumps(files: list[Path], *flags: str) -> str:
+    """Kafka's ``DumpLogSegments`` and ``franz dump-log-segments`` on the same files: the
+    same exit code, stdout and stderr; Kafka's stdout."""
+    assert files
+    joined = ",".join(map(str, files))
+    kafka = run_kafka_tool(DUMP_LOG_SEGMENTS, "--files", joined, *flags)
+    franz = run_franz_tool("dump-log-segments", "--files", joined, *flags)
+    assert kafka.returncode == 0, kafka.stderr
+    assert (franz.returncode, franz.stderr.splitlines()) == (0, kafka.stderr.splitlines())
+    expected, got = kafka.stdout.splitlines(), franz.stdout.splitlines()
+    assert got == expected, "\n".join(difflib.unified_diff(expected, got, lineterm="", n=1))
+    return kafka.stdout
+
+
+@pytest.mark.parametrize("flags", [(), ("--deep-iteration",), ("--print-data-log",)])
+def test_dump_log_prints_control_batches_as_kafka(txns: TxnState, flags: tuple[str, ...]) -> None:
+    """The data partitions' segments, with their COMMIT and ABORT markers (control batches:
+    ``endTxnMarker: COMMIT coordinatorEpoch: N`` in deep iteration)."""
+    files = segment_files(txns.broker, TOPIC, ".log") + segment_files(
+        txns.broker, HANG_TOPIC, ".log"
+    )
+    out = compare_dumps(files, *flags)
+    assert "isTransactional: true isControl: true" in out
+    if flags:
+        assert "endTxnMarker: COMMIT coordinatorEpoch: " in out
+        assert "endTxnMarker: ABORT coordinatorEpoch: " in out
+
+
+def test_dump_log_prints_transaction_indexes_as_kafka(txns: TxnState) -> None:
+    """``.txnindex``: the aborted transaction of ``rt-txn-0`` and the four aborted hanging
+    ones (after ``test_abort_hanging_transactions``)."""
+    files = segment_files(txns.broker, TOPIC, ".txnindex") + segment_files(
+        txns.broker, HANG_TOPIC, ".txnindex"
+    )
+    out = compare_dumps(files)
+    entries = [line for line in out.splitlines() if line.startswith("version: 0 producerId: ")]
+    assert len(entries) >= 1 + HANG_PARTITIONS, out
+
+
+@pytest.mark.parametrize("flags", [("--transaction-log-decoder",), ("--deep-iteration",)])
+def test_dump_log_decodes_the_transaction_log_as_kafka(
+    txns: TxnState, flags: tuple[str, ...]
+) -> None:
+    """``__transaction_state`` segments with ``--transaction-log-decoder``: every state change
+    of the three transactional ids."""
+    out = compare_dumps(segment_files(txns.broker, "__transaction_state", ".log"), *flags)
+    if "--transaction-log-decoder" in flags:
+        for tid in (COMMITTED, ABORTED, OPEN):
+            assert f"key: transaction_metadata::transactionalId={tid} payload: " in out
+        assert "state=CompleteCommit,partitions=[]" in out
+        assert f"state=Ongoing,partitions=[{TOPIC}-1]" in out
