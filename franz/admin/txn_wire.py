@@ -308,46 +308,79 @@ class TransactionsClient:
     def describe_producers(
         self, partitions: list[TopicPartition], broker_id: int | None = None
     ) -> dict[TopicPartition, list[ProducerState]]:
-        """Active producers of ``partitions``, from their leaders or from ``broker_id``."""
-        out: dict[TopicPartition, list[ProducerState]] = {}
-        for partition in partitions:
+        """Active producers of ``partitions``: one DescribeProducers per leader (one
+        Metadata request finds them), or one to ``broker_id``. Partitions answered with a
+        retriable error are asked again, with fresh leaders, until the timeout."""
+        done: dict[TopicPartition, list[ProducerState]] = {}
 
-            def attempt(partition: TopicPartition = partition) -> list[ProducerState]:
-                broker = self._leader(partition) if broker_id is None else broker_id
-                return self._describe_producers_at(broker, partition, broker_id)
+        def attempt() -> dict[TopicPartition, list[ProducerState]]:
+            pending = [tp for tp in partitions if tp not in done]
+            by_broker: dict[int, list[TopicPartition]] = {}
+            if broker_id is not None:
+                by_broker[broker_id] = pending
+            else:
+                leaders = self._leaders(pending)
+                for tp in pending:
+                    if tp in leaders:
+                        by_broker.setdefault(leaders[tp], []).append(tp)
+            for broker, asked in by_broker.items():
+                done.update(self._describe_producers_at(broker, asked, broker_id))
+            missing = [tp for tp in partitions if tp not in done]
+            if missing:
+                topic, index = missing[0]
+                raise _Retry(f"no producer state yet for {topic}-{index} ({len(missing)} left)")
+            return {tp: done[tp] for tp in partitions}
 
-            out[partition] = self._retrying(attempt, "describeProducers")
-        return out
+        result: dict[TopicPartition, list[ProducerState]] = self._retrying(
+            attempt, "describeProducers"
+        )
+        return result
+
+    def _leaders(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """The current leader of each of ``partitions`` that has one (one Metadata request)."""
+        wanted = set(partitions)
+        response = self._metadata(sorted({t for t, _ in partitions}))
+        return {
+            (t.name, int(p.partition_index)): int(p.leader_id)
+            for t in response.topics
+            for p in t.partitions
+            if (t.name, int(p.partition_index)) in wanted and int(p.leader_id) >= 0
+        }
 
     def _describe_producers_at(
-        self, broker: int, partition: TopicPartition, broker_id: int | None
-    ) -> list[ProducerState]:
-        topic, index = partition
+        self, broker: int, partitions: list[TopicPartition], broker_id: int | None
+    ) -> dict[TopicPartition, list[ProducerState]]:
+        """One DescribeProducers to ``broker``: the partitions it answered without a
+        retriable error (``DescribeProducersHandler.handleResponse``)."""
         response = self.cluster.to_broker(
             broker,
             DESCRIBE_PRODUCERS,
-            {"topics": [{"name": topic, "partition_indexes": [index]}]},
+            {
+                "topics": [
+                    {"name": t, "partition_indexes": ps} for t, ps in _by_topic(partitions).items()
+                ]
+            },
             0,
         )
+        out: dict[TopicPartition, list[ProducerState]] = {}
         for t in response.topics:
             for p in t.partitions:
-                if (t.name, int(p.partition_index)) != partition:
-                    continue
+                tp = (t.name, int(p.partition_index))
                 code = ErrorCode(int(p.error_code))
-                name = f"{topic}-{index}"
+                name = f"{tp[0]}-{tp[1]}"
                 if code == ErrorCode.NOT_LEADER_OR_FOLLOWER and broker_id is not None:
                     raise AdminCallError(
                         f"Failed to describe active producers for partition {name} "
                         f"on brokerId {broker_id}"
                     )
                 if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
-                    raise _Retry(f"DescribeProducers {name}: {code.name}")
+                    continue  # asked again (unmapped, or retried as Kafka's handler does)
                 if code != ErrorCode.NONE:
                     raise AdminCallError(
                         f"Failed to describe active producers for partition {name} "
                         "due to unexpected error"
                     )
-                return [
+                out[tp] = [
                     ProducerState(
                         int(s.producer_id),
                         int(s.producer_epoch),
@@ -358,7 +391,7 @@ class TransactionsClient:
                     )
                     for s in p.active_producers
                 ]
-        raise _Retry(f"no answer for {topic}-{index}")
+        return out
 
     # -- WriteTxnMarkers (abort) ---------------------------------------------------------
 
