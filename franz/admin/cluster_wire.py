@@ -194,7 +194,7 @@ class ClusterClient:
                 raise _Retry(f"broker {nodes.controller} is no longer the controller")
             return response
 
-        return self._retrying(attempt, API_NAMES[api_key])
+        return self._retrying(attempt, API_NAMES.get(api_key, str(api_key)))
 
     def to_broker(
         self, broker: int, api_key: int, data: Mapping[str, Any], max_version: int
@@ -210,7 +210,7 @@ class ClusterClient:
                     raise NotServed(api_key, f"broker {broker} at {address}")
                 return conn.request(api_key, data, max_version=max_version)
 
-        return self._retrying(attempt, f"{API_NAMES[api_key]} to broker {broker}")
+        return self._retrying(attempt, f"{API_NAMES.get(api_key, api_key)} to broker {broker}")
 
     def serves(self, broker: int, api_key: int) -> bool:
         """Whether broker ``broker`` lists ``api_key`` in its ApiVersions."""

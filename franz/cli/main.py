@@ -39,6 +39,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "log-dirs": ("log_dirs", "describe brokers' log directories (kafka-log-dirs.sh)"),
     "get-offsets": ("get_offsets", "print partitions' offsets (kafka-get-offsets.sh)"),
     "delete-records": ("delete_records", "delete old records (kafka-delete-records.sh)"),
+    "transactions": ("transactions", "inspect and abort transactions (kafka-transactions.sh)"),
 }
 
 

@@ -2,6 +2,7 @@
 
     franz dump-log-segments --files FILE[,FILE...] [--print-data-log] [--deep-iteration] [--verify]
                             [--verify-index-only] [--index-sanity-check] [--offsets-decoder]
+                            [--transaction-log-decoder]
                             [--skip-record-metadata] [--max-bytes N] [--max-message-size N]
 
 Parses log files and dumps their contents to the console, useful for debugging a seemingly
@@ -34,8 +35,9 @@ printing the entries; ``--index-sanity-check`` runs the broker's startup check o
 An index is read up to its first all-zero entry (a preallocated index of a live segment).
 As in Kafka, ``--index-sanity-check`` of a live segment's time index fails (its zero-filled
 last slot is "less than the first timestamp"): the check is meant for closed segments.
-Producer snapshots are printed as Kafka prints them (``producer_snapshot_dump``);
-transaction indexes and KRaft snapshots are not decoded.
+Producer snapshots are printed as Kafka prints them (``producer_snapshot_dump``), and so
+are transaction indexes (``.txnindex``) and, with ``--transaction-log-decoder``,
+``__transaction_state`` records (``txn_decoder``); KRaft snapshots are not decoded.
 
 Exit status 0, also when mismatches are found; 1 when a file cannot be read or a batch
 header is corrupt (Kafka aborts the dump there too). ``--verify`` (Franz's own flag, see
@@ -54,9 +56,11 @@ from pathlib import Path
 from typing import TextIO
 
 from franz.admin.options import ToolError
+from franz.cli.tools.index_checks import offset_sanity_check, time_sanity_check
 from franz.cli.tools.log_verifier import verify_log
 from franz.cli.tools.offsets_decoder import parse_offsets_record
 from franz.cli.tools.producer_snapshot_dump import dump_producer_snapshot
+from franz.cli.tools.txn_decoder import dump_txn_index, parse_transaction_log_record
 from franz.errors import FranzError
 from franz.protocol.records import (
     BATCH_HEADER_SIZE,
@@ -66,6 +70,11 @@ from franz.protocol.records import (
     RecordBatchView,
     TimestampType,
     iter_records,
+)
+from franz.protocol.records.control import (
+    ControlRecordType,
+    EndTransactionMarker,
+    parse_control_record_type_id,
 )
 from franz.storage.index.offset_index import OffsetIndex, OffsetPosition
 from franz.storage.index.time_index import TimeIndex, TimestampOffset
@@ -85,17 +94,6 @@ _HEADER_SIZE_UP_TO_MAGIC = 17
 #: Kafka's ``LegacyRecord.RECORD_OVERHEAD_V0``: a smaller batchLength is corrupt.
 _MIN_RECORD_OVERHEAD = 14
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
-_CONTROL_KEY = struct.Struct(">hh")
-_END_TXN_VALUE = struct.Struct(">hi")
-_CONTROL_TYPES = {
-    0: "ABORT",
-    1: "COMMIT",
-    2: "LEADER_CHANGE",
-    3: "SNAPSHOT_HEADER",
-    4: "SNAPSHOT_FOOTER",
-    5: "KRAFT_VERSION",
-    6: "KRAFT_VOTERS",
-}
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
 
@@ -137,6 +135,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--offsets-decoder",
         action="store_true",
         help="parse log data as offset data from the __consumer_offsets topic",
+    )
+    parser.add_argument(
+        "--transaction-log-decoder",
+        action="store_true",
+        help="parse log data as transaction metadata from the __transaction_state topic",
     )
     parser.add_argument(
         "--skip-record-metadata",
@@ -239,14 +242,19 @@ def record_sequence(batch: RecordBatchView, record: Record) -> int:
 
 
 def _control_text(record: Record) -> str:
-    if record.key is None or len(record.key) < _CONTROL_KEY.size:
+    """Kafka's ``endTxnMarker: COMMIT coordinatorEpoch: N`` for a transaction marker, else
+    ``controlType: NAME(id)`` (``franz.protocol.records.control``)."""
+    try:
+        type_id = parse_control_record_type_id(record.key)
+        control_type = ControlRecordType.from_type_id(type_id)
+        if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            marker = EndTransactionMarker.deserialize_value(control_type, record.value)
+            return (
+                f" endTxnMarker: {control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
+            )
+    except (FranzError, ValueError):
         return " controlType: UNKNOWN(-1)"
-    type_id = _CONTROL_KEY.unpack_from(record.key)[1]
-    name = _CONTROL_TYPES.get(type_id, "UNKNOWN")
-    if name in ("ABORT", "COMMIT") and record.value and len(record.value) >= _END_TXN_VALUE.size:
-        epoch = _END_TXN_VALUE.unpack_from(record.value)[1]
-        return f" endTxnMarker: {name} coordinatorEpoch: {epoch}"
-    return f" controlType: {name}({type_id})"
+    return f" controlType: {control_type.name}({type_id})"
 
 
 def format_record(
@@ -291,6 +299,15 @@ def string_parser(record: Record) -> tuple[str | None, str | None]:
 
 def offsets_parser(record: Record) -> tuple[str | None, str | None]:
     return parse_offsets_record(record.offset, record.key, record.value)
+
+
+def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
+    try:
+        return parse_transaction_log_record(record.key, record.value)
+    except (FranzError, ValueError, struct.error) as exc:
+        raise ToolError(
+            f"the record at offset {record.offset} is not a __transaction_state record: {exc}"
+        ) from None
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -423,44 +440,6 @@ def _check_exists(path: Path) -> None:
         raise ToolError(f"cannot read {path}: no such file")
 
 
-def _offset_sanity_check(index: OffsetIndex, path: Path) -> None:
-    """Kafka's ``OffsetIndex.sanityCheck`` (last entry offset, whole entries)."""
-    if index.entries and index.last_entry.offset < index.base_offset:
-        raise ToolError(
-            f"Corrupt index found, index file ({path}) has non-zero size but the last offset "
-            f"is {index.last_entry.offset} which is less than the base offset "
-            f"{index.base_offset}."
-        )
-    if index.file_length % index.entry_size:
-        raise ToolError(
-            f"Index file {path} is corrupt, found {index.file_length} bytes which is neither "
-            f"positive nor a multiple of {index.entry_size}."
-        )
-
-
-def _time_sanity_check(index: TimeIndex, path: Path) -> None:
-    """Kafka's ``TimeIndex.sanityCheck``."""
-    if index.entries:
-        first, last = index.entry_at(0), index.entry_at(index.entries - 1)
-        if last.timestamp < first.timestamp:
-            raise ToolError(
-                f"Corrupt time index found, time index file ({path}) has non-zero size but the "
-                f"last timestamp is {last.timestamp} which is less than the first timestamp "
-                f"{first.timestamp}"
-            )
-        if last.offset < index.base_offset:
-            raise ToolError(
-                f"Corrupt time index found, time index file ({path}) has non-zero size but the "
-                f"last offset is {last.offset} which is less than the first offset "
-                f"{index.base_offset}"
-            )
-    if index.file_length % index.entry_size:
-        raise ToolError(
-            f"Time index file {path} is corrupt, found {index.file_length} bytes which is "
-            f"neither positive nor a multiple of {index.entry_size}."
-        )
-
-
 def _batch_at(data: bytes, position: int, limit: int) -> RecordBatchView | None:
     """The batch starting at ``position`` if it is whole and at most ``limit`` bytes (Kafka
     slices ``--max-message-size`` bytes there and takes the first batch)."""
@@ -484,7 +463,7 @@ def dump_index(path: Path, opts: Options, errors: DumpErrors, out: TextIO) -> No
             out.write(f"{path} is empty.\n")
             return
         if opts.sanity_only:
-            _offset_sanity_check(index, path)
+            offset_sanity_check(index, path)
             out.write(f"{path} passed sanity check.\n")
             return
         data = _read(log_path)
@@ -513,7 +492,7 @@ def dump_time_index(path: Path, opts: Options, errors: DumpErrors, out: TextIO) 
     time_index = TimeIndex(path, base, -1, writable=False)
     try:
         if opts.sanity_only:
-            _time_sanity_check(time_index, path)
+            time_sanity_check(time_index, path)
             out.write(f"{path} passed sanity check.\n")
             return
         data = _read(path.with_name(stem + ".log"))
@@ -565,14 +544,21 @@ def _floor_position(entries: list[OffsetPosition], offset: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    print_contents = bool(args.print_data_log or args.offsets_decoder)
+    print_contents = bool(
+        args.print_data_log or args.offsets_decoder or args.transaction_log_decoder
+    )
+    parser = string_parser
+    if args.offsets_decoder:  # Kafka: the offsets decoder wins when both are given
+        parser = offsets_parser
+    elif args.transaction_log_decoder:
+        parser = transaction_log_parser
     opts = Options(
         print_contents=print_contents,
         deep=bool(args.deep_iteration or print_contents),
         verify_only=args.verify_index_only or args.verify,
         sanity_only=args.index_sanity_check,
         skip_metadata=args.skip_record_metadata,
-        parser=offsets_parser if args.offsets_decoder else string_parser,
+        parser=parser,
         max_bytes=args.max_bytes,
         max_message_size=args.max_message_size,
     )
@@ -594,7 +580,9 @@ def run(args: argparse.Namespace) -> int:
                 dump_time_index(path, opts, errors, out)
             elif suffix == ".snapshot":
                 dump_producer_snapshot(path, out)
-            elif suffix in (".txnindex", ".checkpoint"):
+            elif suffix == ".txnindex":
+                dump_txn_index(path, base_offset_of(path), out)
+            elif suffix == ".checkpoint":
                 out.flush()
                 print(f"Not decoding {suffix} files (not supported yet): {path}", file=sys.stderr)
             else:
