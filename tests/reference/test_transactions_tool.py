@@ -21,10 +21,10 @@ Every check runs both tools and compares exit code, stdout and stderr line by li
 columns that depend on the moment the tool runs (``TransactionDurationMs``,
 ``Duration(min)``) are masked, and each mask checks the value's range.
 
-Brokers: ``BROKERS`` lists the brokers the module runs on. Franz's broker does not serve
-transactions yet, so it holds only ``"kafka"``; add ``"franz"`` once it does (the
+Brokers: ``BROKERS`` lists the brokers the module runs on, Kafka 3.9 and Franz (the
 ``broker`` fixture maps the name to the session fixture of that name, and every
-broker-specific value, producer ids included, is read from the broker itself).
+broker-specific value, producer ids included, is read from the broker itself). On Franz both
+tools talk to Franz and Kafka's ``DumpLogSegments`` reads Franz's files.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from tests.support.kafka_ref import (
 
 TRANSACTIONS_MAIN = "org.apache.kafka.tools.TransactionsCommand"
 #: The brokers this module runs on (see the module docstring).
-BROKERS = ["kafka"]
+BROKERS = ["kafka", "franz"]
 TOPIC = "rt-txn"
 HANG_TOPIC = "rt-txn-hang"
 HANG_PARTITIONS = 4

@@ -9,7 +9,8 @@ partitions by topic.
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
+from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.transaction.state_manager import CoordinatorEpochAndMetadata
@@ -17,6 +18,14 @@ from franz.coordinator.transaction.states import TransactionState
 from franz.errors import ErrorCode
 
 __all__ = ["handle"]
+
+#: A start time of -1 (an id in Empty state: Kafka sends its ``txnStartTimestamp`` as it is).
+#: kio's field is a non-nullable datetime and the protocol layer turns negative numbers into
+#: None (the null of nullable timestamps), which kio cannot write here; one millisecond before
+#: the epoch is written as -1.
+_MINUS_ONE_MS: Final = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) - datetime.timedelta(
+    milliseconds=1
+)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -47,7 +56,9 @@ def _describe(current: Any, transactional_id: str) -> dict[str, Any]:
         "transactional_id": transactional_id,
         "transaction_state": m.state.kafka_name,
         "transaction_timeout": m.txn_timeout_ms,
-        "transaction_start_time": m.txn_start_timestamp,
+        "transaction_start_time": (
+            m.txn_start_timestamp if m.txn_start_timestamp >= 0 else _MINUS_ONE_MS
+        ),
         "producer_id": m.producer_id,
         "producer_epoch": m.producer_epoch,
         "topics": [{"topic": t, "partitions": ids} for t, ids in topics.items()],
@@ -55,13 +66,15 @@ def _describe(current: Any, transactional_id: str) -> dict[str, Any]:
 
 
 def _error(transactional_id: str, code: ErrorCode) -> dict[str, Any]:
+    """An error entry as Kafka writes it: only the code and id set, every other field at the
+    schema's default (``DescribeTransactionsResponse.json`` has none, so "" and zeros)."""
     return {
         "error_code": code,
         "transactional_id": transactional_id,
         "transaction_state": "",
         "transaction_timeout": 0,
-        "transaction_start_time": -1,
-        "producer_id": -1,
-        "producer_epoch": -1,
+        "transaction_start_time": 0,
+        "producer_id": 0,
+        "producer_epoch": 0,
         "topics": [],
     }
