@@ -18,7 +18,7 @@ import confluent_kafka
 import pytest
 
 from tests.support.broker import BrokerProcess
-from tests.support.clients import create_topic, end_offsets
+from tests.support.clients import consume_with, create_topic, end_offsets
 
 MIB = 1024 * 1024
 
@@ -279,15 +279,9 @@ def test_producer_perf_test_unreachable_broker_fails_after_timeout() -> None:
     assert "check that the broker is running" in lines[0]
 
 
-def test_producer_perf_test_refuses_transactions_and_bad_flags(
-    quiet_broker: BrokerProcess,
-) -> None:
+def test_producer_perf_test_refuses_bad_flags(quiet_broker: BrokerProcess) -> None:
     base = ["producer-perf-test", "--topic", "t", "--num-records", "10", "--throughput", "-1"]
     boot = ["--bootstrap-server", quiet_broker.bootstrap]
-    txn = franz(*base, "--record-size", "10", *boot, "--transactional-id", "x")
-    assert txn.returncode == 1
-    assert "transactions are not supported" in txn.stderr
-    assert len(txn.stderr.splitlines()) == 1
     no_payload = franz(*base, *boot)
     assert no_payload.returncode == 2
     assert "--record-size" in no_payload.stderr
@@ -298,6 +292,105 @@ def test_producer_perf_test_refuses_transactions_and_bad_flags(
     assert "bootstrap" in no_servers.stderr
     zero = franz(*base[:-2], "--num-records", "0", "--throughput", "-1", "--record-size", "1")
     assert zero.returncode == 2
+
+
+# -- producer-perf-test with transactions (Kafka 3.9: on iff --transaction-duration-ms > 0) ---
+
+
+def transactions_listed(bootstrap: str) -> dict[str, str]:
+    """``{transactional id: state}`` from ``franz transactions list``."""
+    done = franz("transactions", "--bootstrap-server", bootstrap, "list")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("\t") for line in done.stdout.splitlines()[1:]]
+    return {row[0].strip(): row[3].strip() for row in rows}
+
+
+def committed_values(bootstrap: str, topic: str, count: int) -> list[bytes | None]:
+    """The values a read_committed confluent-kafka consumer reads from partition 0."""
+    consumed = consume_with(
+        "confluent-kafka", bootstrap, topic, [0], count,
+        config={"isolation.level": "read_committed"},
+    )  # fmt: skip
+    return [r.value for r in consumed]
+
+
+def test_producer_perf_test_commits_a_transaction_every_duration(
+    quiet_broker: BrokerProcess,
+) -> None:
+    """4000 records at 1000/s with 1000 ms transactions: every record is committed (a
+    read_committed consumer reads 0..3999 once each), the output is Kafka's, and the one
+    partition holds one COMMIT marker per transaction: about one a second of the run. Each
+    transaction but the last spans at least 1000 ms of sends, so there are at most the run's
+    seconds + 1; the sends take at least 4 s, so there are at least 3 even if each commit
+    took a whole second (the throttler lets the records held back meanwhile go at once)."""
+    create_topic(quiet_broker.bootstrap, "txn-perf")
+    started = time.monotonic()
+    done = franz(
+        "producer-perf-test",
+        "--topic", "txn-perf",
+        "--num-records", "4000",
+        "--payload-monotonic",
+        "--throughput", "1000",
+        "--transaction-duration-ms", "1000",
+        "--producer-props", f"bootstrap.servers={quiet_broker.bootstrap}",
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert all(WINDOW.match(line) for line in lines[:-1]), done.stdout
+    assert int(total_of(done.stdout).group(1)) == 4000
+    values = committed_values(quiet_broker.bootstrap, "txn-perf", 4000)
+    assert sorted(values, key=lambda v: int(v or b"-1")) == [str(i).encode() for i in range(4000)]
+    end = end_offsets(quiet_broker.bootstrap, "txn-perf", [0])[0][1]
+    markers = end - 4000
+    assert 3 <= markers <= int(took) + 1, (markers, took)
+    listed = transactions_listed(quiet_broker.bootstrap)
+    assert listed.get("performance-producer-default-transactional-id") == "CompleteCommit"
+
+
+def test_producer_perf_test_transactional_id_flag_wins_and_alone_is_no_transaction(
+    quiet_broker: BrokerProcess,
+) -> None:
+    """Kafka 3.9's rules: --transactional-id alone leaves transactions off (no marker, no
+    transactional id at the coordinator); with a positive duration it overrides the
+    transactional.id of --producer-props; a transactional.id with transactions off is
+    refused with exit code 1 before anything is sent (Kafka's producer fails its first
+    send)."""
+    create_topic(quiet_broker.bootstrap, "txn-flags")
+    base = [
+        "producer-perf-test", "--topic", "txn-flags", "--num-records", "500",
+        "--record-size", "10", "--throughput", "-1",
+        "--producer-props", f"bootstrap.servers={quiet_broker.bootstrap}",
+    ]  # fmt: skip
+    alone = franz(*base, "--transactional-id", "alone-id")
+    assert alone.returncode == 0, alone.stderr
+    assert end_offsets(quiet_broker.bootstrap, "txn-flags", [0])[0][1] == 500
+    assert "alone-id" not in transactions_listed(quiet_broker.bootstrap)
+
+    flag = franz(
+        *base, "transactional.id=from-props", "--transactional-id", "from-flag",
+        "--transaction-duration-ms", "60000",
+    )  # fmt: skip
+    assert flag.returncode == 0, flag.stderr
+    assert int(total_of(flag.stdout).group(1)) == 500
+    # one transaction (the final commit): 500 records and one marker
+    assert end_offsets(quiet_broker.bootstrap, "txn-flags", [0])[0][1] == 1001
+    assert len(committed_values(quiet_broker.bootstrap, "txn-flags", 1000)) == 1000
+    listed = transactions_listed(quiet_broker.bootstrap)
+    assert listed.get("from-flag") == "CompleteCommit"
+    assert "from-props" not in listed
+
+    off = franz(*base, "transactional.id=from-props", "--transaction-duration-ms", "0")
+    assert off.returncode == 1
+    assert off.stdout == ""
+    assert off.stderr.splitlines() == [
+        "franz producer-perf-test: error: transactional.id=from-props is set but transactions "
+        "are off (--transaction-duration-ms 0 is not positive), and a transactional producer "
+        "cannot send outside a transaction; give --transaction-duration-ms MS or drop "
+        "transactional.id"
+    ]
+    assert end_offsets(quiet_broker.bootstrap, "txn-flags", [0])[0][1] == 1001
 
 
 # -- consumer-perf-test -----------------------------------------------------------------------

@@ -27,7 +27,7 @@ import confluent_kafka
 import pytest
 
 from tests.support.broker import BrokerProcess
-from tests.support.clients import create_topic
+from tests.support.clients import consume_with, create_topic, end_offsets
 from tests.support.kafka_ref import (
     HasBootstrap,
     KafkaBroker,
@@ -49,6 +49,7 @@ KAFKA_MAIN = {
     "producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "transactions": "org.apache.kafka.tools.TransactionsCommand",
 }
 TOOLS = ("kafka", "franz")
 BROKERS = ("kafka", "franz")
@@ -516,6 +517,73 @@ def test_perf_tests(brokers: dict[str, HasBootstrap]) -> None:
     for result in consumed.values():
         fields = [f.strip() for f in result.stdout.splitlines()[-1].split(",")]
         assert (fields[2], fields[4]) == ("9.5367", str(2 * records)), result.stdout
+
+
+def test_perf_test_transactions(brokers: dict[str, HasBootstrap]) -> None:
+    """Kafka 3.9's transactions in the producer perf test: 4000 records at 1000/s with
+    --transaction-duration-ms 1000, each tool on each broker to its own one-partition topic.
+    The output has the same shape; a read_committed consumer reads every record once; the
+    partition holds one COMMIT marker per transaction, about one a second (at least 3: the
+    sends take 4 s; at most the run's seconds + 1); the default transactional id is left
+    CompleteCommit. A transactional.id with transactions off fails both tools (exit 1:
+    Kafka's producer refuses the first send) and writes nothing."""
+    records = 4000
+    for tool in TOOLS:
+        topic = f"rt-perf-txn-{tool}"
+        for broker in brokers.values():
+            create_topic(broker.bootstrap, topic)
+        started = time.monotonic()
+        produced = run(
+            brokers, "producer-perf-test", "--topic", topic, "--num-records", str(records),
+            "--payload-monotonic", "--throughput", "1000", "--transaction-duration-ms", "1000",
+            "--producer-props", "bootstrap.servers={bootstrap}", tools=(tool,),
+        )  # fmt: skip
+        took = time.monotonic() - started
+        assert len({tuple(view(r, mask_numbers)) for r in produced.values()}) == 1, produced
+        for (_, name), result in produced.items():
+            assert result.returncode == 0, result.stderr
+            assert result.stdout.splitlines()[-1].startswith(f"{records} records sent, ")
+            bootstrap = brokers[name].bootstrap
+            values = committed_values(bootstrap, topic, records)
+            assert sorted(values) == sorted(str(i).encode() for i in range(records))
+            markers = end_offset(bootstrap, topic) - records
+            assert 3 <= markers <= int(took) + 1, (tool, name, markers, took)
+    assert mask_numbers(produced["franz", "franz"].stdout.splitlines()[-1]) == (
+        "<n> records sent, <n> records/sec (<n> MB/sec), <n> ms avg latency, <n> ms max "
+        "latency, <n> ms <n>th, <n> ms <n>th, <n> ms <n>th, <n> ms <n>th."
+    )
+    listed = run(brokers, "transactions", "--bootstrap-server", "{bootstrap}", "list")
+    for result in listed.values():
+        assert result.returncode == 0, result.stderr
+        rows = [line.split("\t") for line in result.stdout.splitlines()[1:]]
+        states = {row[0].strip(): row[3].strip() for row in rows}
+        assert states["performance-producer-default-transactional-id"] == "CompleteCommit"
+
+    for broker in brokers.values():
+        create_topic(broker.bootstrap, "rt-perf-txn-off")
+    off = run(
+        brokers, "producer-perf-test", "--topic", "rt-perf-txn-off", "--num-records", "10",
+        "--record-size", "10", "--throughput", "-1",
+        "--producer-props", "bootstrap.servers={bootstrap}", "transactional.id=off",
+    )  # fmt: skip
+    for (impl, name), result in off.items():
+        assert result.returncode == 1, (impl, name, result.stdout, result.stderr)
+        assert end_offset(brokers[name].bootstrap, "rt-perf-txn-off") == 0
+    assert "before completing a call to initTransactions" in off["kafka", "kafka"].stderr
+
+
+def committed_values(bootstrap: str, topic: str, count: int) -> list[bytes | None]:
+    """Partition 0's values as a read_committed confluent-kafka consumer reads them."""
+    consumed = consume_with(
+        "confluent-kafka", bootstrap, topic, [0], count,
+        config={"isolation.level": "read_committed"},
+    )  # fmt: skip
+    return [r.value for r in consumed]
+
+
+def end_offset(bootstrap: str, topic: str) -> int:
+    """Partition 0's log end offset (records and transaction markers)."""
+    return end_offsets(bootstrap, topic, [0])[0][1]
 
 
 def test_reference_class_path_is_cached(kafka_libs: Path) -> None:

@@ -5,6 +5,7 @@
         --throughput RECORDS_PER_SEC (-1: unthrottled)
         (--producer-props bootstrap.servers=HOST:PORT [k=v ...] | --producer.config FILE |
          --bootstrap-server HOST:PORT) [--print-metrics] [--timeout MS]
+        [--transaction-duration-ms MS [--transactional-id ID]]
 
 Sends N records with null keys to TOPIC as fast as allowed (Kafka's ThroughputThrottler
 when --throughput is positive) and prints, every 5 s and at the end, Kafka's lines:
@@ -30,8 +31,21 @@ librdkafka's (acks=all, linger.ms=5), client.id perf-producer-client. --command-
 Franz extensions: --timeout MS (default 30000) bounds the first metadata request, so an
 unreachable cluster or a topic that does not exist (and is not auto-created) fails at once
 with one line. Records whose delivery failed are not counted (as Kafka); the first errors
-are printed on stderr and the exit code is 1. Transactions (--transactional-id,
---transaction-duration-ms, transactional.id) are refused: Franz has no transactions.
+are printed on stderr and the exit code is 1.
+
+Transactions are Kafka 3.9's rules (KIP-98; the 3.9 tool, not the later one that enables
+them from a transactional id alone): they are on when --transaction-duration-ms is positive
+(default 0: off), with transactional.id set to --transactional-id (default
+``performance-producer-default-transactional-id``; it overrides a transactional.id from
+--producer-props or --producer.config). The producer then runs ``init_transactions()``
+before the first record, ``begin_transaction()`` before a transaction's first record, and
+``commit_transaction()`` after the record whose send time is at least the duration after the
+transaction began, and once more at the end for a partly filled transaction. The output lines
+are unchanged (latency still runs from produce() to the delivery report, which the commit's
+flush waits for). A transactional.id with transactions off is refused with exit code 1:
+Kafka's producer fails the first send then ("Cannot add partition ... before completing a
+call to initTransactions"). init_transactions and commit_transaction block up to
+TRANSACTION_BLOCK_MS (Kafka's max.block.ms default); a failure is one error line, exit 1.
 """
 
 from __future__ import annotations
@@ -62,6 +76,11 @@ __all__ = ["add_arguments", "run"]
 
 #: failed deliveries printed on stderr before the rest are only counted
 MAX_PRINTED_FAILURES = 5
+#: ProducerPerformance's default ``--transactional-id`` (Kafka 3.9)
+DEFAULT_TRANSACTIONAL_ID = "performance-producer-default-transactional-id"
+#: how long init_transactions / commit_transaction may block: the Java producer's
+#: ``max.block.ms`` default, which bounds ``initTransactions`` / ``commitTransaction``
+TRANSACTION_BLOCK_MS = 60_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,13 +144,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--print-metrics", action="store_true", help="print the client's metrics at the end"
     )
     parser.add_argument(
-        "--transactional-id", metavar="TRANSACTIONAL-ID", help="refused: no transactions"
+        "--transactional-id",
+        default=DEFAULT_TRANSACTIONAL_ID,
+        metavar="TRANSACTIONAL-ID",
+        help="the transactional.id to use if --transaction-duration-ms is > 0 "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--transaction-duration-ms",
         type=int,
+        default=0,
         metavar="TRANSACTION-DURATION",
-        help="refused: no transactions",
+        help="the max age of each transaction: commit_transaction is called after this time "
+        "has elapsed; transactions are only enabled if this value is positive (default: 0)",
     )
     add_timeout_option(parser)
     parser.set_defaults(parser=parser)  # run() reports bad values as argparse errors (exit 2)
@@ -153,13 +178,27 @@ def producer_config(args: argparse.Namespace) -> dict[str, Any]:
             "no bootstrap servers: give --bootstrap-server HOST:PORT or "
             "--producer-props bootstrap.servers=HOST:PORT"
         )
-    if args.transactional_id or args.transaction_duration_ms or "transactional.id" in config:
-        raise ToolError(
-            "transactions are not supported (Franz has no transaction coordinator); drop "
-            "--transactional-id, --transaction-duration-ms and transactional.id"
-        )
+    apply_transactions(config, args.transactional_id, args.transaction_duration_ms)
     config.setdefault("client.id", "perf-producer-client")
     return drop_java_only_config(config, "producer-perf-test")
+
+
+def apply_transactions(config: dict[str, Any], transactional_id: str, duration_ms: int) -> bool:
+    """Kafka 3.9's ProducerPerformance rule: transactions are on iff ``duration_ms > 0``,
+    and then ``transactional.id`` is ``transactional_id`` (over any in ``config``). Returns
+    whether they are on. A ``transactional.id`` in ``config`` with transactions off raises
+    ``ToolError``: the producer could not send (Kafka's fails its first send)."""
+    if duration_ms > 0:
+        config["transactional.id"] = transactional_id
+        return True
+    if "transactional.id" in config:
+        raise ToolError(
+            f"transactional.id={config['transactional.id']} is set but transactions are off "
+            f"(--transaction-duration-ms {duration_ms} is not positive), and a transactional "
+            "producer cannot send outside a transaction; give --transaction-duration-ms MS "
+            "or drop transactional.id"
+        )
+    return False
 
 
 def _payload_source(args: argparse.Namespace) -> tuple[bytes | None, Callable[[int], bytes]]:
@@ -185,8 +224,23 @@ def _payload_source(args: argparse.Namespace) -> tuple[bytes | None, Callable[[i
     return None, lambda i: pieces[choose(count)]
 
 
+def _error_text(exc: BaseException) -> str:
+    error = exc.args[0] if exc.args else exc
+    return str(error.str() if hasattr(error, "str") else error)
+
+
+def _transaction_step(step: Callable[[float], object], what: str) -> None:
+    """``step(TRANSACTION_BLOCK_MS in s)``; a librdkafka error becomes one ToolError line."""
+    from confluent_kafka import KafkaException
+
+    try:
+        step(TRANSACTION_BLOCK_MS / 1000.0)
+    except KafkaException as exc:
+        raise ToolError(f"{what} failed: {_error_text(exc)}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    from confluent_kafka import Producer
+    from confluent_kafka import KafkaException, Producer
 
     if args.num_records <= 0:
         args.parser.error("--num-records should be greater than zero")
@@ -197,7 +251,10 @@ def run(args: argparse.Namespace) -> int:
     config = producer_config(args)
     logger, stats_json = client_observers(config, print_metrics=args.print_metrics)
     fixed, payload_of = _payload_source(args)
-    producer = Producer(config)
+    try:
+        producer = Producer(config)
+    except KafkaException as exc:  # librdkafka refuses the config (acks=1 with transactions)
+        raise ToolError(f"invalid producer config: {_error_text(exc)}") from None
     try:
         require_topic(
             producer,
@@ -206,6 +263,11 @@ def run(args: argparse.Namespace) -> int:
             args.timeout_ms,
             hint=" (and the cluster does not create it); create it with franz topics --create",
         )
+        if "transactional.id" in config:
+            _transaction_step(
+                producer.init_transactions,
+                f"init_transactions (transactional.id {config['transactional.id']})",
+            )
         return _produce(producer, args, fixed, payload_of, stats_json)
     except BaseException:
         logger.disabled = True
@@ -274,9 +336,17 @@ def _produce(
     topic = args.topic
     throttler = ThroughputThrottler(args.throughput, stats.start_ms, sleep=poll)
     throttled = args.throughput > 0
+    transactional = args.transaction_duration_ms > 0
+    duration_ms = args.transaction_duration_ms
+    transaction_size = 0  # Kafka's currentTransactionSize
+    transaction_start = 0
+    timed = throttled or transactional
     for i in range(args.num_records):
         value = fixed if fixed is not None else payload_of(i)
-        send_start = _now_ms() if throttled else 0
+        if transactional and transaction_size == 0:
+            _transaction_step(lambda _timeout: producer.begin_transaction(), "begin_transaction")
+            transaction_start = _now_ms()
+        send_start = _now_ms() if timed else 0
         while True:
             try:
                 produce(topic, value, on_delivery=on_delivery)
@@ -284,12 +354,18 @@ def _produce(
             except BufferError:  # local queue full: serve delivery reports, then retry
                 poll(0.05)
         poll(0)
+        transaction_size += 1
+        if transactional and duration_ms <= send_start - transaction_start:
+            _transaction_step(producer.commit_transaction, "commit_transaction")
+            transaction_size = 0
         if throttled:
             if throttler.should_throttle(i, send_start):
                 throttler.throttle()
             maybe_window(send_start)
         elif i & 1023 == 0:
             maybe_window(_now_ms())
+    if transactional and transaction_size != 0:
+        _transaction_step(producer.commit_transaction, "commit_transaction")
     while len(producer) > 0:
         poll(0.1)
         maybe_window(_now_ms())
