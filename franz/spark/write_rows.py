@@ -56,6 +56,8 @@ __all__ = [
     "marker_group",
     "producer_settings",
     "sink_columns",
+    "task_marker_group",
+    "task_transactional_id",
 ]
 
 #: The prefix of the consumer group that records a streaming query's committed micro-batches.
@@ -255,6 +257,19 @@ def producer_settings(client: Mapping[str, str]) -> tuple[dict[str, str], int]:
 def marker_group(query_id: str) -> str:
     """The consumer group holding the markers of one streaming query."""
     return f"{SINK_GROUP_PREFIX}{query_id}"
+
+
+def task_marker_group(query_id: str, task_partition: int) -> str:
+    """The consumer group holding the markers of one write task of an ``exactlyOnce`` query
+    (:mod:`franz.spark.txn_writer`): committed inside the task's transactions."""
+    return f"{SINK_GROUP_PREFIX}{query_id}-{task_partition}"
+
+
+def task_transactional_id(query_id: str, task_partition: int) -> str:
+    """The ``transactional.id`` of one write task of an ``exactlyOnce`` query: the same for
+    every attempt and every micro-batch of that task partition, so each attempt fences the
+    ones before it (KIP-98)."""
+    return f"franz-spark-{query_id}-{task_partition}"
 
 
 def encode_marker(query_id: str, batch_id: int, rows: int) -> str:

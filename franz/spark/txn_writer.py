@@ -1,0 +1,302 @@
+"""The ``exactlyOnce`` write task: one Kafka transaction per write task per micro-batch.
+
+With ``.option("exactlyOnce", "true")`` each write task of a streaming query writes its rows,
+and a marker of its own, in one transaction (KIP-98; the marker rides on the transaction as
+KIP-447's ``send_offsets_to_transaction`` does for a consumer's position). Task partition
+``p`` of query ``Q`` (the checkpoint's query id, ``sql.streaming.queryId``) uses
+
+* the ``transactional.id`` ``franz-spark-<Q>-<p>``, the same for every attempt of the task
+  and every micro-batch, and
+* the **task marker group** ``franz-spark-sink-<Q>-<p>``: a standalone consumer group (no
+  member ever joins it) whose committed offset on partition 0 of the marker topic (the
+  ``topic`` option, else the first topic the task writes to) is ``N + 1`` with metadata
+  ``{"batchId": N, "queryId": Q, "rows": ...}`` once micro-batch ``N``'s output of this
+  task is committed.
+
+Micro-batch ``N`` on task partition ``p``, in :func:`write_transactional`:
+
+1. Read up to the first non-empty Arrow batch. A task with no rows does nothing at all (no
+   producer, no transaction, no marker).
+2. ``init_transactions()`` (InitProducerId, bounded by ``kafka.max.block.ms`` as the Java
+   producer's ``initTransactions``). It bumps the producer epoch of the transactional id,
+   which fences every earlier attempt of the same task: a failed attempt's zombie, a
+   speculative attempt, an executor cut off from the driver. Their later produce, AddOffsets
+   or EndTxn fail with PRODUCER_FENCED / INVALID_PRODUCER_EPOCH. An earlier attempt's open
+   transaction is aborted; one being committed is finished: Kafka's TransactionCoordinator
+   answers CONCURRENT_TRANSACTIONS (librdkafka retries) until the earlier transaction is in
+   CompleteCommit or CompleteAbort, i.e. until its markers are written everywhere. So when
+   ``init_transactions()`` returns, the earlier attempts' outcome is final.
+3. Fetch the task marker group's committed offsets with ``require_stable`` (OffsetFetch v7+,
+   KIP-447): the group coordinator materializes a transaction's offsets only after its
+   marker reaches ``__consumer_offsets`` (and in Kafka 3.9 on a scheduler thread after
+   that), and answers UNSTABLE_OFFSET_COMMIT while any are pending instead of a stale
+   offset. If the marker records a batch ``>= N``, this task's output of batch ``N`` is
+   already committed: produce nothing, drain the input, report the task skipped.
+4. Otherwise ``begin_transaction()``, produce every row, flush, then
+   ``send_offsets_to_transaction`` with the marker (AddOffsetsToTxn, TxnOffsetCommit with
+   generation -1 and no member: Kafka's coordinator accepts that for an Empty or unknown
+   group, as for any standalone commit), then ``commit_transaction()`` (EndTxn). The data
+   and the marker become visible together, or neither does.
+
+Errors: an abortable error (``txn_requires_abort``: a delivery failure, a timed-out
+transaction) aborts the transaction and fails the task; a fatal one (fenced by a newer
+attempt, an authorization failure) fails it at once; a retriable commit error (outcome
+unknown) is retried a few times, as librdkafka's documentation prescribes. A failed task
+whose process died leaves its transaction open: the next attempt's ``init_transactions()``
+aborts it, or the coordinator does after ``transaction.timeout.ms``.
+
+The guarantee, exactly: a ``read_committed`` consumer of the output sees each row of each
+micro-batch exactly once, **provided a replayed micro-batch gives each task partition the
+same rows** (a source that replays the same offsets, e.g. ``format("franz")`` or the file
+source; the same number of sink partitions; no non-deterministic expressions before the
+sink). A ``read_uncommitted`` consumer also sees aborted attempts' records.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from itertools import chain
+from typing import Any
+
+from franz.spark.write_rows import (
+    FranzCommitMessage,
+    SinkColumns,
+    batch_topics,
+    decode_marker,
+    encode_marker,
+    task_marker_group,
+    task_transactional_id,
+)
+from franz.spark.writer import Deliveries, FranzWriteError, produce_all
+
+__all__ = ["COMMIT_ATTEMPTS", "write_transactional"]
+
+log = logging.getLogger("franz.spark.txn_writer")
+
+#: librdkafka's ``transaction.timeout.ms`` default (the Java producer's is 60 s too); with a
+#: ``transactional.id`` librdkafka bounds ``message.timeout.ms`` by it.
+DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
+
+#: How often a commit whose outcome is unknown (a retriable error) is tried again.
+COMMIT_ATTEMPTS = 5
+
+
+def _first_rows(batches: Iterator[Any]) -> Any | None:
+    """The first Arrow batch with rows (earlier empty ones are dropped), or None."""
+    for batch in batches:
+        if batch.num_rows:
+            return batch
+    return None
+
+
+def _client_conf(client: Mapping[str, str]) -> dict[str, Any]:
+    """Settings for the marker's admin client and group-metadata consumer: the user's
+    ``kafka.*`` without the producer-only ``max.block.ms``, quiet below errors."""
+    conf: dict[str, Any] = {"log_level": 3}
+    conf.update({k: v for k, v in client.items() if k != "max.block.ms"})
+    return conf
+
+
+def last_marked_batch(client: Mapping[str, str], group: str, timeout_ms: int) -> int | None:
+    """The highest batch id the task marker ``group`` records (stable offsets only), or None.
+
+    UNSTABLE_OFFSET_COMMIT (a transaction's offsets still pending) is retried until
+    ``timeout_ms``; any other failure raises :class:`FranzWriteError` (never guess: a
+    missed marker would write the batch twice).
+    """
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(_client_conf(client))
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        left = max(deadline - time.monotonic(), 0.1)
+        future = admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group)], require_stable=True, request_timeout=left
+        )[group]
+        unstable = False
+        try:
+            result = future.result(timeout=left + 5)
+        except Exception as exc:
+            error = exc.args[0] if exc.args else None
+            code = error.code() if isinstance(error, KafkaError) else None
+            if code != KafkaError.UNSTABLE_OFFSET_COMMIT:
+                raise FranzWriteError(
+                    f"Could not read the sink's task marker (group {group}) from "
+                    f"{client.get('bootstrap.servers')}: {exc}"
+                ) from None
+            unstable = True
+        if not unstable:
+            partitions = result.topic_partitions or []
+            unstable = any(
+                tp.error is not None and tp.error.code() == KafkaError.UNSTABLE_OFFSET_COMMIT
+                for tp in partitions
+            )
+            if not unstable:
+                errors = [f"{tp.topic}-{tp.partition}: {tp.error}" for tp in partitions if tp.error]
+                if errors:
+                    raise FranzWriteError(
+                        f"Could not read the sink's task marker (group {group}): {errors}"
+                    )
+                marked = [
+                    decode_marker(tp.metadata, tp.offset) for tp in partitions if tp.offset >= 0
+                ]
+                found = [batch for batch in marked if batch is not None]
+                return max(found) if found else None
+        if time.monotonic() >= deadline:
+            raise FranzWriteError(
+                f"The sink's task marker (group {group}) stayed UNSTABLE_OFFSET_COMMIT for "
+                f"{timeout_ms} ms: a transaction holding it did not complete"
+            )
+        time.sleep(0.1)
+
+
+def _group_metadata(client: Mapping[str, str], group: str) -> Any:
+    """The marker group's metadata for ``send_offsets_to_transaction``: a consumer that never
+    subscribes gives generation -1 and no member id (a standalone commit)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({**_client_conf(client), "group.id": group, "enable.auto.commit": False})
+    try:
+        return consumer.consumer_group_metadata()
+    finally:
+        consumer.close()
+
+
+def _commit(producer: Any, timeout_s: float) -> None:
+    from confluent_kafka import KafkaException
+
+    for attempt in range(COMMIT_ATTEMPTS):
+        try:
+            producer.commit_transaction(timeout_s)
+            return
+        except KafkaException as exc:
+            if not exc.args[0].retriable() or attempt == COMMIT_ATTEMPTS - 1:
+                raise
+
+
+def _timeouts(conf: Mapping[str, str]) -> tuple[float, float]:
+    """(flush timeout, transaction API timeout) in seconds: delivery is bounded by
+    ``message.timeout.ms``, which librdkafka caps at ``transaction.timeout.ms``."""
+    txn_ms = int(conf.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS))
+    message_ms = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", txn_ms)))
+    return min(message_ms, txn_ms) / 1000 + 10.0, txn_ms / 1000 + 10.0
+
+
+def write_transactional(
+    client: Mapping[str, str],
+    conf: Mapping[str, str],
+    max_block_ms: int,
+    columns: SinkColumns,
+    batches: Iterator[Any],
+    query_id: str,
+    batch_id: int,
+    task_partition: int,
+) -> FranzCommitMessage:
+    """Write one task's rows of micro-batch ``batch_id`` in one transaction (module
+    docstring); ``client`` is the user's ``kafka.*`` settings, ``conf`` the producer's."""
+    from confluent_kafka import KafkaException, Producer, TopicPartition
+
+    def report(rows: int = 0, counts: Any = None, skipped: bool = False) -> FranzCommitMessage:
+        return FranzCommitMessage(
+            rows, counts or {}, query_id, batch_id, task_partition, skipped=skipped
+        )
+
+    first = _first_rows(batches)
+    if first is None:
+        return report()
+    topics = batch_topics(first, columns)
+    marker_topic = columns.topic_option or (topics[0] if topics else None)
+    if marker_topic is None:
+        raise ValueError(
+            "null topic present in the data. Use the topic option for setting a default topic."
+        )
+    group = task_marker_group(query_id, task_partition)
+    deliveries = Deliveries()
+    producer = Producer(
+        {
+            **conf,
+            "transactional.id": task_transactional_id(query_id, task_partition),
+            "on_delivery": deliveries,
+        }
+    )
+    bootstrap = conf.get("bootstrap.servers", "?")
+    flush_s, txn_s = _timeouts(conf)
+    try:
+        producer.init_transactions(max_block_ms / 1000)
+    except KafkaException as exc:
+        raise FranzWriteError(
+            f"init_transactions for {task_transactional_id(query_id, task_partition)} on "
+            f"{bootstrap} failed: {exc.args[0].str()}"
+        ) from None
+    last = last_marked_batch(client, group, max_block_ms)
+    if last is not None and last >= batch_id:
+        skipped = first.num_rows + sum(batch.num_rows for batch in batches)
+        log.warning(
+            "query %s batch %d task %d: skipped %d rows, this task's output of the batch is "
+            "already committed (task marker: batch %d)",
+            query_id,
+            batch_id,
+            task_partition,
+            skipped,
+            last,
+        )
+        return report(skipped=True)
+    known: dict[str, int] = {}
+    rows = 0
+    in_transaction = False
+    try:
+        producer.begin_transaction()
+        in_transaction = True
+        rows = produce_all(
+            producer, deliveries, bootstrap, max_block_ms, columns, chain([first], batches), known
+        )
+        remaining = producer.flush(flush_s)
+        deliveries.check()
+        if remaining:
+            raise FranzWriteError(
+                f"{remaining} of {rows} records to {sorted(known)} not delivered to "
+                f"{bootstrap} within {flush_s:.0f} s"
+            )
+        marker = TopicPartition(
+            marker_topic, 0, batch_id + 1, metadata=encode_marker(query_id, batch_id, rows)
+        )
+        producer.send_offsets_to_transaction([marker], _group_metadata(client, group), txn_s)
+        _commit(producer, txn_s)
+        in_transaction = False
+    except BaseException as exc:
+        _abort(producer, exc, in_transaction, txn_s)
+        if isinstance(exc, KafkaException):
+            error = exc.args[0]
+            kind = "fatal" if error.fatal() else "abortable"
+            raise FranzWriteError(
+                f"query {query_id} batch {batch_id} task {task_partition}: transaction failed "
+                f"({kind}, aborted): {error.str()}"
+            ) from None
+        raise
+    log.info(
+        "query %s batch %d task %d committed %d records in one transaction",
+        query_id,
+        batch_id,
+        task_partition,
+        rows,
+    )
+    return report(rows, deliveries.by_topic())
+
+
+def _abort(producer: Any, exc: BaseException, in_transaction: bool, timeout_s: float) -> None:
+    """Abort the open transaction unless the error is fatal (then the producer is unusable:
+    the next attempt's ``init_transactions`` aborts it); never raises."""
+    from confluent_kafka import KafkaException
+
+    if not in_transaction:
+        return
+    if isinstance(exc, KafkaException) and exc.args[0].fatal():
+        return
+    producer.purge(in_queue=True, in_flight=False, blocking=False)
+    try:
+        producer.abort_transaction(timeout_s)
+    except KafkaException as abort_error:
+        log.warning("abort_transaction failed (%s); the next attempt aborts it", abort_error)
