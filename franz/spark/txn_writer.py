@@ -54,6 +54,7 @@ sink). A ``read_uncommitted`` consumer also sees aborted attempts' records.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Iterator, Mapping
@@ -63,8 +64,11 @@ from typing import Any
 from franz.spark.write_rows import (
     FranzCommitMessage,
     SinkColumns,
+    TaskMarker,
+    batch_records,
     batch_topics,
-    decode_marker,
+    decode_task_marker,
+    digest_records,
     encode_marker,
     task_marker_group,
     task_transactional_id,
@@ -99,8 +103,9 @@ def _client_conf(client: Mapping[str, str]) -> dict[str, Any]:
     return conf
 
 
-def last_marked_batch(client: Mapping[str, str], group: str, timeout_ms: int) -> int | None:
-    """The highest batch id the task marker ``group`` records (stable offsets only), or None.
+def read_task_marker(client: Mapping[str, str], group: str, timeout_ms: int) -> TaskMarker | None:
+    """The task marker ``group`` records (stable offsets only; the highest batch id if it has
+    several partitions), or None.
 
     UNSTABLE_OFFSET_COMMIT (a transaction's offsets still pending) is retried until
     ``timeout_ms``; any other failure raises :class:`FranzWriteError` (never guess: a
@@ -141,16 +146,36 @@ def last_marked_batch(client: Mapping[str, str], group: str, timeout_ms: int) ->
                         f"Could not read the sink's task marker (group {group}): {errors}"
                     )
                 marked = [
-                    decode_marker(tp.metadata, tp.offset) for tp in partitions if tp.offset >= 0
+                    decode_task_marker(tp.metadata, tp.offset)
+                    for tp in partitions
+                    if tp.offset >= 0
                 ]
-                found = [batch for batch in marked if batch is not None]
-                return max(found) if found else None
+                found = [marker for marker in marked if marker is not None]
+                return max(found, key=lambda m: m.batch_id) if found else None
         if time.monotonic() >= deadline:
             raise FranzWriteError(
                 f"The sink's task marker (group {group}) stayed UNSTABLE_OFFSET_COMMIT for "
                 f"{timeout_ms} ms: a transaction holding it did not complete"
             )
         time.sleep(0.1)
+
+
+def _skip_committed(
+    batches: Iterator[Any], columns: SinkColumns, count: int, digest: Any
+) -> Iterator[Any] | None:
+    """Consume the first ``count`` rows of ``batches`` into ``digest`` without producing
+    them; the batches after them, or None if the input has fewer rows."""
+    seen = 0
+    for batch in batches:
+        if seen == count:
+            return chain([batch], batches)
+        take = min(batch.num_rows, count - seen)
+        for _ in digest_records(batch_records(batch.slice(0, take), columns), digest):
+            pass
+        seen += take
+        if take < batch.num_rows:
+            return chain([batch.slice(take)], batches)
+    return iter(()) if seen == count else None
 
 
 def _group_metadata(client: Mapping[str, str], group: str) -> Any:
@@ -231,19 +256,42 @@ def write_transactional(
             f"init_transactions for {task_transactional_id(query_id, task_partition)} on "
             f"{bootstrap} failed: {exc.args[0].str()}"
         ) from None
-    last = last_marked_batch(client, group, max_block_ms)
-    if last is not None and last >= batch_id:
-        skipped = first.num_rows + sum(batch.num_rows for batch in batches)
+    marker = read_task_marker(client, group, max_block_ms)
+    digest = hashlib.blake2b(digest_size=16)
+    done = 0  # rows of this batch an earlier attempt committed
+    rest: Iterator[Any] = chain([first], batches)
+    if marker is not None and marker.batch_id > batch_id:
+        drained = sum(batch.num_rows for batch in rest)
         log.warning(
-            "query %s batch %d task %d: skipped %d rows, this task's output of the batch is "
-            "already committed (task marker: batch %d)",
-            query_id,
-            batch_id,
-            task_partition,
-            skipped,
-            last,
+            "query %s batch %d task %d: skipped %d rows, the task marker records the later "
+            "batch %d",
+            *(query_id, batch_id, task_partition, drained, marker.batch_id),
         )
         return report(skipped=True)
+    if marker is not None and marker.batch_id == batch_id:
+        done = marker.rows
+        remaining = _skip_committed(rest, columns, done, digest)
+        if remaining is None or digest.hexdigest() != marker.digest:
+            raise FranzWriteError(
+                f"query {query_id} batch {batch_id} task {task_partition}: an earlier attempt "
+                f"committed {done} rows that are not the first {done} rows of this attempt "
+                "(the replayed micro-batch gives this task other rows, or in another order): "
+                "exactly once can't be kept"
+            )
+        resumed = _first_rows(remaining)
+        if resumed is None:
+            log.warning(
+                "query %s batch %d task %d: skipped %d rows, this task's output of the batch "
+                "is already committed",
+                *(query_id, batch_id, task_partition, done),
+            )
+            return report(skipped=True)
+        log.warning(
+            "query %s batch %d task %d: an earlier attempt committed the first %d rows (its "
+            "input ended early: the task failed upstream); writing the rest",
+            *(query_id, batch_id, task_partition, done),
+        )
+        rest = chain([resumed], remaining)
     known: dict[str, int] = {}
     rows = 0
     in_transaction = False
@@ -251,19 +299,18 @@ def write_transactional(
         producer.begin_transaction()
         in_transaction = True
         rows = produce_all(
-            producer, deliveries, bootstrap, max_block_ms, columns, chain([first], batches), known
+            producer, deliveries, bootstrap, max_block_ms, columns, rest, known, digest
         )
-        remaining = producer.flush(flush_s)
+        unsent = producer.flush(flush_s)
         deliveries.check()
-        if remaining:
+        if unsent:
             raise FranzWriteError(
-                f"{remaining} of {rows} records to {sorted(known)} not delivered to "
+                f"{unsent} of {rows} records to {sorted(known)} not delivered to "
                 f"{bootstrap} within {flush_s:.0f} s"
             )
-        marker = TopicPartition(
-            marker_topic, 0, batch_id + 1, metadata=encode_marker(query_id, batch_id, rows)
-        )
-        producer.send_offsets_to_transaction([marker], _group_metadata(client, group), txn_s)
+        metadata = encode_marker(query_id, batch_id, done + rows, digest.hexdigest())
+        offsets = [TopicPartition(marker_topic, 0, batch_id + 1, metadata=metadata)]
+        producer.send_offsets_to_transaction(offsets, _group_metadata(client, group), txn_s)
         _commit(producer, txn_s)
         in_transaction = False
     except BaseException as exc:

@@ -123,6 +123,7 @@ from franz.spark.write_rows import (
     batch_records,
     batch_topics,
     decode_marker,
+    digest_records,
     encode_marker,
     marker_group,
     producer_settings,
@@ -266,9 +267,11 @@ def produce_all(
     columns: SinkColumns,
     batches: Iterator[Any],
     known: dict[str, int],
+    digest: Any | None = None,
 ) -> int:
     """Hand every row to ``producer`` (``known``: topic -> partition count, filled as topics
-    are met); the number of rows."""
+    are met); the number of rows. ``digest`` (a ``hashlib`` object), if given, is fed every
+    record (:func:`franz.spark.write_rows.digest_records`)."""
     from confluent_kafka import KafkaException
 
     rows = 0
@@ -278,7 +281,10 @@ def produce_all(
         for topic in batch_topics(batch, columns):
             if topic not in known:
                 known[topic] = _topic_partitions(producer, topic, bootstrap, max_block_ms)
-        for topic, key, value, partition, headers, timestamp in batch_records(batch, columns):
+        records = batch_records(batch, columns)
+        if digest is not None:
+            records = digest_records(records, digest)
+        for topic, key, value, partition, headers, timestamp in records:
             while True:
                 try:
                     if plain:  # keywords cost ~40 % more per call: pass them only if needed

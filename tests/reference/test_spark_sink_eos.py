@@ -9,9 +9,11 @@ input's ``partition:offset``):
 - a micro-batch replayed after its sink commit (``commits/N`` deleted): every task finds its
   marker and writes nothing, not even aborted records;
 - a write task that fails on its first attempt after some of its records reached the broker
-  (a UDF raises once the output partition's high watermark moved): the retry fences and
-  aborts the attempt, read_committed sees each input once, read_uncommitted also the aborted
-  records;
+  (a UDF raises once the output partition's high watermark moved): the retry fences the
+  attempt, and read_committed sees each input once. (Spark ends the sink's input stream
+  cleanly when the task fails upstream, so the failed attempt's ``write()`` may commit the
+  rows it got; the retry finds them in its task marker, checks they are its first rows and
+  writes the rest: ``franz.spark.txn_writer``.)
 - the driver SIGKILLed while a micro-batch's transactions are open (records of the batch in
   the output's log, ``commits/N`` not written) and restarted from its checkpoint
   (``tests.spark.stream_driver --sink-topic``).
@@ -65,13 +67,13 @@ def spark(kafka_libs: Path) -> Iterator[SparkSession]:
         session.stop()
 
 
-def produce_input(bootstrap: str, topic: str, count: int, partitions: int) -> None:
-    """Values ``v<i>``, record ``i`` to partition ``i % partitions``."""
+def produce_input(bootstrap: str, topic: str, count: int, partitions: int, pad: int = 0) -> None:
+    """Values ``v<i>`` (and ``pad`` dots), record ``i`` to partition ``i % partitions``."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "log_level": 2})
     for i in range(count):
         while True:
             try:
-                producer.produce(topic, value=b"v%d" % i, partition=i % partitions)
+                producer.produce(topic, value=b"v%d" % i + b"." * pad, partition=i % partitions)
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -118,7 +120,14 @@ def read_output(bootstrap: str, topic: str, isolation: str) -> list[tuple[bytes,
 
 def high_watermarks(bootstrap: str, topic: str, partitions: int) -> int:
     """The sum of ``topic``'s high watermarks (uncommitted records and markers included)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "hw", "log_level": 2})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "hw",
+            "isolation.level": "read_uncommitted",  # the HW; read_committed gives the LSO
+            "log_level": 2,
+        }
+    )
     try:
         return sum(
             consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
@@ -135,7 +144,7 @@ def assert_each_input_once(output: list[tuple[bytes, bytes]], count: int, parts:
     assert keys == input_keys(count, parts), f"{len(output)} records for {count} inputs"
     for key, value in output:
         partition, offset = map(int, key.split(b":"))
-        assert value == b"v%d" % (offset * parts + partition), (key, value)
+        assert value.rstrip(b".") == b"v%d" % (offset * parts + partition), (key, value)
 
 
 def source(spark: SparkSession, bootstrap: str, topic: str, max_offsets: int = 0) -> DataFrame:
@@ -226,24 +235,36 @@ def test_replayed_batch_is_skipped_by_every_task(
     assert len(read_output(bootstrap, sink, "read_uncommitted")) == count
 
 
-def _failing_gate(bootstrap: str, sink: str) -> Any:
+def _failing_gate(bootstrap: str, sink: str, seen: Path) -> Any:
     """A UDF ``value -> value`` that, on the first attempt of the task reading input partition
     0, waits at offset 2000 until that task's records reached the broker (output partition
-    0's high watermark moved), then raises."""
+    0's high watermark moved; then it creates ``seen``), then raises."""
     from pyspark.sql.functions import udf
 
     def gate(partition: int, offset: int, value: bytes) -> bytes:
+        # Imported here: cloudpickle would try to pickle confluent-kafka's classes by value.
+        import time
+
+        from confluent_kafka import Consumer, TopicPartition
         from pyspark import TaskContext
 
         context = TaskContext.get()
         first_attempt = context is not None and context.attemptNumber() == 0
         if partition == 0 and offset == 2000 and first_attempt:
-            consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "gate"})
+            # read_uncommitted: librdkafka's default, read_committed, would give the LSO
+            consumer = Consumer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "group.id": "gate",
+                    "isolation.level": "read_uncommitted",
+                }
+            )
             try:
                 deadline = time.monotonic() + 60
                 while time.monotonic() < deadline:
                     tp = TopicPartition(sink, 0)
                     if consumer.get_watermark_offsets(tp, timeout=5)[1] > 0:
+                        open(seen, "w").close()
                         break
                     time.sleep(0.1)
             finally:
@@ -251,7 +272,7 @@ def _failing_gate(bootstrap: str, sink: str) -> Any:
             raise RuntimeError("injected failure after some records were produced")
         return value
 
-    return udf(gate, "binary")
+    return udf(gate, "binary", useArrow=False)
 
 
 @pytest.mark.parametrize("name", BROKERS)
@@ -263,8 +284,10 @@ def test_task_failing_mid_write_leaves_nothing_visible(
     count, parts = 6000, 2
     create_topic(bootstrap, source_topic, parts)
     create_topic(bootstrap, sink, parts)
-    produce_input(bootstrap, source_topic, count, parts)
-    gate = _failing_gate(bootstrap, sink)
+    # 500-byte values: an Arrow batch of 500 rows outgrows the JVM's 64 KiB socket buffer
+    # (spark.buffer.size), so the sink's worker gets the rows before the UDF stops.
+    produce_input(bootstrap, source_topic, count, parts, pad=500)
+    gate = _failing_gate(bootstrap, sink, tmp_path / "gate-saw-records")
     df = source(spark, bootstrap, source_topic).selectExpr(
         "partition", "offset", "concat(partition, ':', offset) as key", "value"
     )
@@ -277,13 +300,12 @@ def test_task_failing_mid_write_leaves_nothing_visible(
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert sum(p["numInputRows"] for p in progress) == count
 
+    assert (tmp_path / "gate-saw-records").exists(), "the task failed before writing anything"
     committed = read_output(bootstrap, sink, "read_committed")
     assert_each_input_once(committed, count, parts)
-    # The failed attempt's records are in the log, aborted: only read_uncommitted sees them.
+    # Records of the failed attempt that read_uncommitted sees twice are the failed task's
+    # (input partition 0): aborted, or committed as a prefix the retry then completed.
     everything = read_output(bootstrap, sink, "read_uncommitted")
-    aborted = len(everything) - len(committed)
-    assert aborted > 0, "the failed attempt produced nothing: the test proves nothing"
-    # ... and they are the failed task's (input partition 0), each also committed once.
     assert all(
         key.startswith(b"0:") for key, n in Counter(k for k, _ in everything).items() if n > 1
     )
