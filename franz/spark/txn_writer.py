@@ -10,8 +10,19 @@ KIP-447's ``send_offsets_to_transaction`` does for a consumer's position). Task 
 * the **task marker group** ``franz-spark-sink-<Q>-<p>``: a standalone consumer group (no
   member ever joins it) whose committed offset on partition 0 of the marker topic (the
   ``topic`` option, else the first topic the task writes to) is ``N + 1`` with metadata
-  ``{"batchId": N, "queryId": Q, "rows": ...}`` once micro-batch ``N``'s output of this
-  task is committed.
+  ``{"batchId": N, "queryId": Q, "rows": R, "digest": D}`` once ``R`` rows of micro-batch
+  ``N``'s output of this task are committed, ``D`` the BLAKE2b digest of those rows in
+  order (:func:`franz.spark.write_rows.digest_records`).
+
+**A failed attempt may commit a prefix.** When a task fails upstream of the sink (a UDF
+raises, a source read fails, the driver's JVM dies), Spark stops feeding the sink's Python
+worker and the Arrow stream ``write()`` iterates simply ends, as a complete input does (seen
+with PySpark 4.3: the attempt committed the 1,500 rows it had got of 3,000). ``write()``
+can't tell the two apart, so an attempt may commit the first ``R`` rows only. The next
+attempt completes it: it reads the marker, feeds its own first ``R`` rows to the digest
+without producing them, and if the digest is the marker's, writes the rest (its marker then
+records all the rows); if not (the replay gives other rows, or the same ones in another
+order, e.g. after a shuffle), it fails the task rather than write a row twice or drop one.
 
 Micro-batch ``N`` on task partition ``p``, in :func:`write_transactional`:
 
@@ -30,9 +41,10 @@ Micro-batch ``N`` on task partition ``p``, in :func:`write_transactional`:
    KIP-447): the group coordinator materializes a transaction's offsets only after its
    marker reaches ``__consumer_offsets`` (and in Kafka 3.9 on a scheduler thread after
    that), and answers UNSTABLE_OFFSET_COMMIT while any are pending instead of a stale
-   offset. If the marker records a batch ``>= N``, this task's output of batch ``N`` is
-   already committed: produce nothing, drain the input, report the task skipped.
-4. Otherwise ``begin_transaction()``, produce every row, flush, then
+   offset. If the marker records a batch ``> N``, produce nothing and drain the input; if it
+   records ``N`` with ``R`` rows, check and skip the first ``R`` rows (above), and if no
+   rows are left report the task skipped (no transaction).
+4. Otherwise ``begin_transaction()``, produce every (remaining) row, flush, then
    ``send_offsets_to_transaction`` with the marker (AddOffsetsToTxn, TxnOffsetCommit with
    generation -1 and no member: Kafka's coordinator accepts that for an Empty or unknown
    group, as for any standalone commit), then ``commit_transaction()`` (EndTxn). The data
@@ -49,7 +61,9 @@ The guarantee, exactly: a ``read_committed`` consumer of the output sees each ro
 micro-batch exactly once, **provided a replayed micro-batch gives each task partition the
 same rows** (a source that replays the same offsets, e.g. ``format("franz")`` or the file
 source; the same number of sink partitions; no non-deterministic expressions before the
-sink). A ``read_uncommitted`` consumer also sees aborted attempts' records.
+sink), **in the same order when an attempt failed upstream after committing a prefix**
+(otherwise the task fails with a message saying so; nothing is written twice). A
+``read_uncommitted`` consumer also sees aborted attempts' records.
 """
 
 from __future__ import annotations

@@ -76,12 +76,14 @@ re-run, so a failed job run again would write its committed tasks again). Each w
 micro-batch N writes its rows and a marker of its own in **one Kafka transaction**
 (transactional id ``franz-spark-<queryId>-<partition>``, marker group
 ``franz-spark-sink-<queryId>-<partition>``); a later attempt of the task fences the earlier
-ones, and a task whose marker already records batch N produces nothing
-(:mod:`franz.spark.txn_writer` has the protocol). The driver-side marker above is not used.
-A ``read_committed`` consumer of the output then sees each row exactly once, through task
-failures and retries, speculative attempts, and a driver killed at any point, provided a
-replayed micro-batch gives each task partition the same rows (a replayable source such as
-``format("franz")`` or files, the same partitioning, deterministic expressions). The cost:
+ones, and a task whose marker already records batch N produces nothing, or only the rows
+an earlier attempt whose input was cut short did not commit (:mod:`franz.spark.txn_writer`
+has the protocol). The driver-side marker above is not used. A ``read_committed`` consumer
+of the output then sees each row exactly once, through task failures and retries,
+speculative attempts, and a driver killed at any point, provided a replayed micro-batch
+gives each task partition the same rows, in the same order (a replayable source such as
+``format("franz")`` or files, the same partitioning, deterministic expressions; a task that
+finds otherwise fails rather than write twice). The cost:
 
 * one transaction per task per micro-batch (InitProducerId, a marker OffsetFetch,
   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn: a few round trips, and the
