@@ -89,7 +89,7 @@ from franz.spark.write_rows import (
 )
 from franz.spark.writer import Deliveries, FranzWriteError, produce_all
 
-__all__ = ["COMMIT_ATTEMPTS", "write_transactional"]
+__all__ = ["COMMIT_ATTEMPTS", "read_task_marker", "skip_committed", "write_transactional"]
 
 log = logging.getLogger("franz.spark.txn_writer")
 
@@ -174,7 +174,7 @@ def read_task_marker(client: Mapping[str, str], group: str, timeout_ms: int) -> 
         time.sleep(0.1)
 
 
-def _skip_committed(
+def skip_committed(
     batches: Iterator[Any], columns: SinkColumns, count: int, digest: Any
 ) -> Iterator[Any] | None:
     """Consume the first ``count`` rows of ``batches`` into ``digest`` without producing
@@ -284,7 +284,7 @@ def write_transactional(
         return report(skipped=True)
     if marker is not None and marker.batch_id == batch_id:
         done = marker.rows
-        remaining = _skip_committed(rest, columns, done, digest)
+        remaining = skip_committed(rest, columns, done, digest)
         if remaining is None or digest.hexdigest() != marker.digest:
             raise FranzWriteError(
                 f"query {query_id} batch {batch_id} task {task_partition}: an earlier attempt "
