@@ -276,7 +276,7 @@ def _failing_gate(bootstrap: str, sink: str, seen: Path) -> Any:
 
 
 @pytest.mark.parametrize("name", BROKERS)
-def test_task_failing_mid_write_leaves_nothing_visible(
+def test_task_failing_mid_write_is_written_once(
     request: pytest.FixtureRequest, spark: SparkSession, name: str, tmp_path: Path
 ) -> None:
     bootstrap = request.getfixturevalue(name).bootstrap
