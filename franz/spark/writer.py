@@ -83,14 +83,20 @@ of the output then sees each row exactly once, through task failures and retries
 speculative attempts, and a driver killed at any point, provided a replayed micro-batch
 gives each task partition the same rows, in the same order (a replayable source such as
 ``format("franz")`` or files, the same partitioning, deterministic expressions; a task that
-finds otherwise fails rather than write twice). The cost:
+finds otherwise fails rather than write twice). Each task's output is atomic except in one
+case PySpark forces: when a task fails *upstream* of the sink (a UDF raises, the driver
+dies), the sink's input simply ends, so that attempt commits the rows it got; a
+``read_committed`` consumer may see them before the retry writes the rest, and they stay if
+the batch never succeeds. Turning ``exactlyOnce`` on for an existing checkpoint whose last
+batch is replayed writes that batch again (its driver-side marker is not consulted). The
+cost:
 
 * one transaction per task per micro-batch (InitProducerId, a marker OffsetFetch,
   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn: a few round trips, and the
   commit markers, one control record per written partition);
-* consumers must set ``isolation.level=read_committed`` (``read_uncommitted``, librdkafka's
-  and Java's default, also sees aborted attempts' records); they read up to the LSO, so an
-  open transaction holds them back until it ends;
+* consumers must read with ``isolation.level=read_committed`` (librdkafka's default; the
+  Java consumer's is ``read_uncommitted``, which also sees aborted attempts' records); they
+  read up to the LSO, so an open transaction holds them back until it ends;
 * a task's transaction must finish within ``kafka.transaction.timeout.ms`` (60 s by default,
   at most the broker's ``transaction.max.timeout.ms``, 15 min) or the coordinator aborts it
   and the task fails (and so would every retry): raise it for big micro-batches;
