@@ -17,8 +17,11 @@ KIP-447's ``send_offsets_to_transaction`` does for a consumer's position). Task 
 **A failed attempt may commit a prefix.** When a task fails upstream of the sink (a UDF
 raises, a source read fails, the driver's JVM dies), Spark stops feeding the sink's Python
 worker and the Arrow stream ``write()`` iterates simply ends, as a complete input does (seen
-with PySpark 4.3: the attempt committed the 1,500 rows it had got of 3,000). ``write()``
-can't tell the two apart, so an attempt may commit the first ``R`` rows only. The next
+with PySpark 4.3: an attempt committed the 1,500 rows it had got of 3,000). Before
+committing, :func:`input_cut_short` looks past the Arrow stream on the worker's socket: EOF
+where Spark's ``END_OF_STREAM`` should be means the input was cut, and the transaction is
+aborted instead. That check rests on PySpark's worker internals and can only say "don't
+know" when they change, so an attempt may still commit the first ``R`` rows only. The next
 attempt completes it: it reads the marker, feeds its own first ``R`` rows to the digest
 without producing them, and if the digest is the marker's, writes the rest (its marker then
 records all the rows); if not (the replay gives other rows, or the same ones in another
@@ -73,6 +76,7 @@ import logging
 import time
 from collections.abc import Iterator, Mapping
 from itertools import chain
+from types import FrameType
 from typing import Any
 
 from franz.spark.write_rows import (
@@ -89,7 +93,13 @@ from franz.spark.write_rows import (
 )
 from franz.spark.writer import Deliveries, FranzWriteError, produce_all
 
-__all__ = ["COMMIT_ATTEMPTS", "read_task_marker", "skip_committed", "write_transactional"]
+__all__ = [
+    "COMMIT_ATTEMPTS",
+    "input_cut_short",
+    "read_task_marker",
+    "skip_committed",
+    "write_transactional",
+]
 
 log = logging.getLogger("franz.spark.txn_writer")
 
@@ -190,6 +200,53 @@ def skip_committed(
         if take < batch.num_rows:
             return chain([batch.slice(take)], batches)
     return iter(()) if seen == count else None
+
+
+def input_cut_short() -> bool | None:
+    """Whether this Python worker's input ended because the task failed (True), ended
+    normally (False), or can't be told (None). Best effort, on PySpark's worker internals.
+
+    A complete input is followed on the worker's socket by Spark's ``END_OF_STREAM``
+    (``SpecialLengths``, -4), already in the reader's buffer when the Arrow stream ends (seen
+    with PySpark 4.3); a task that failed upstream leaves EOF instead. The stream is the
+    local ``input_data_stream`` of ``pyspark.worker``'s ``process``, found on the call
+    stack; the check never blocks (a socket with nothing to read and an empty buffer gives
+    None) and is skipped in pipelined mode (``SPARK_PIPELINED_UDF``), where another thread
+    reads the stream.
+    """
+    import os
+    import select
+    import sys
+
+    if os.environ.get("SPARK_PIPELINED_UDF") == "1":
+        return None
+    frame: FrameType | None = sys._getframe(1)
+    stream = None
+    while frame is not None:
+        if frame.f_code.co_name == "process" and "input_data_stream" in frame.f_locals:
+            stream = frame.f_locals["input_data_stream"]
+            break
+        frame = frame.f_back
+    if stream is None or not hasattr(stream, "peek"):
+        return None
+    try:
+        fd = stream.fileno()
+        readable = bool(select.select([fd], [], [], 0)[0])
+        was_blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        try:
+            head = stream.peek(4)[:4]
+        except BlockingIOError:
+            return None
+        finally:
+            os.set_blocking(fd, was_blocking)
+    except (OSError, ValueError):
+        return None
+    if head == b"\xff\xff\xff\xfc":  # END_OF_STREAM
+        return False
+    if head == b"" and readable:  # readable with nothing to read: EOF
+        return True
+    return None
 
 
 def _group_metadata(client: Mapping[str, str], group: str) -> Any:
@@ -315,6 +372,12 @@ def write_transactional(
         rows = produce_all(
             producer, deliveries, bootstrap, max_block_ms, columns, rest, known, digest
         )
+        if input_cut_short():
+            raise FranzWriteError(
+                f"query {query_id} batch {batch_id} task {task_partition}: the input ended "
+                "without Spark's end of stream (the task failed upstream of the sink); the "
+                "transaction is aborted"
+            )
         unsent = producer.flush(flush_s)
         deliveries.check()
         if unsent:

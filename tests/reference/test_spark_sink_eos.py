@@ -10,10 +10,10 @@ input's ``partition:offset``):
   marker and writes nothing, not even aborted records;
 - a write task that fails on its first attempt after some of its records reached the broker
   (a UDF raises once the output partition's high watermark moved): the retry fences the
-  attempt, and read_committed sees each input once. (Spark ends the sink's input stream
-  cleanly when the task fails upstream, so the failed attempt's ``write()`` may commit the
-  rows it got; the retry finds them in its task marker, checks they are its first rows and
-  writes the rest: ``franz.spark.txn_writer``.)
+  attempt, whose records were aborted (its ``write()`` found its input cut short: Spark just
+  stops the stream when a task fails upstream), and read_committed sees each input once.
+  (Had the attempt committed the rows it got, the retry would find them in its task marker,
+  check they are its first rows and write the rest: ``franz.spark.txn_writer``.)
 - the driver SIGKILLed while a micro-batch's transactions are open (records of the batch in
   the output's log, ``commits/N`` not written) and restarted from its checkpoint
   (``tests.spark.stream_driver --sink-topic``).
@@ -276,7 +276,7 @@ def _failing_gate(bootstrap: str, sink: str, seen: Path) -> Any:
 
 
 @pytest.mark.parametrize("name", BROKERS)
-def test_task_failing_mid_write_is_written_once(
+def test_task_failing_mid_write_leaves_nothing_visible(
     request: pytest.FixtureRequest, spark: SparkSession, name: str, tmp_path: Path
 ) -> None:
     bootstrap = request.getfixturevalue(name).bootstrap
@@ -303,9 +303,10 @@ def test_task_failing_mid_write_is_written_once(
     assert (tmp_path / "gate-saw-records").exists(), "the task failed before writing anything"
     committed = read_output(bootstrap, sink, "read_committed")
     assert_each_input_once(committed, count, parts)
-    # Records of the failed attempt that read_uncommitted sees twice are the failed task's
-    # (input partition 0): aborted, or committed as a prefix the retry then completed.
+    # The failed attempt's records are in the log, aborted (the sink saw its input cut short):
+    # read_uncommitted sees them too, and they are the failed task's (input partition 0).
     everything = read_output(bootstrap, sink, "read_uncommitted")
+    assert len(everything) > len(committed), "the failed attempt's records were not aborted"
     assert all(
         key.startswith(b"0:") for key, n in Counter(k for k, _ in everything).items() if n > 1
     )
