@@ -83,11 +83,12 @@ of the output then sees each row exactly once, through task failures and retries
 speculative attempts, and a driver killed at any point, provided a replayed micro-batch
 gives each task partition the same rows, in the same order (a replayable source such as
 ``format("franz")`` or files, the same partitioning, deterministic expressions; a task that
-finds otherwise fails rather than write twice). Each task's output is atomic except in one
-case PySpark forces: when a task fails *upstream* of the sink (a UDF raises, the driver
-dies), the sink's input simply ends, so that attempt commits the rows it got; a
-``read_committed`` consumer may see them before the retry writes the rest, and they stay if
-the batch never succeeds. Turning ``exactlyOnce`` on for an existing checkpoint whose last
+finds otherwise fails rather than write twice). When a task fails *upstream* of the sink
+(a UDF raises, the driver dies), PySpark just ends the sink's input; the task sees that on
+the worker's socket and aborts. Should that check ever answer "don't know" (it rests on
+PySpark's worker internals), the attempt commits the rows it got, a ``read_committed``
+consumer may see them before the retry writes the rest, and they stay if the batch never
+succeeds. Turning ``exactlyOnce`` on for an existing checkpoint whose last
 batch is replayed writes that batch again (its driver-side marker is not consulted). The
 cost:
 
