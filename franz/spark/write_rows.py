@@ -50,12 +50,17 @@ __all__ = [
     "Record",
     "SchemaError",
     "SinkColumns",
+    "TaskMarker",
     "batch_records",
     "decode_marker",
+    "decode_task_marker",
+    "digest_records",
     "encode_marker",
     "marker_group",
     "producer_settings",
     "sink_columns",
+    "task_marker_group",
+    "task_transactional_id",
 ]
 
 #: The prefix of the consumer group that records a streaming query's committed micro-batches.
@@ -257,9 +262,65 @@ def marker_group(query_id: str) -> str:
     return f"{SINK_GROUP_PREFIX}{query_id}"
 
 
-def encode_marker(query_id: str, batch_id: int, rows: int) -> str:
-    """The metadata string of a sink-commit marker (an offset commit's metadata)."""
-    return json.dumps({"queryId": query_id, "batchId": batch_id, "rows": rows}, sort_keys=True)
+def task_marker_group(query_id: str, task_partition: int) -> str:
+    """The consumer group holding the markers of one write task of an ``exactlyOnce`` query
+    (:mod:`franz.spark.txn_writer`): committed inside the task's transactions."""
+    return f"{SINK_GROUP_PREFIX}{query_id}-{task_partition}"
+
+
+def task_transactional_id(query_id: str, task_partition: int) -> str:
+    """The ``transactional.id`` of one write task of an ``exactlyOnce`` query: the same for
+    every attempt and every micro-batch of that task partition, so each attempt fences the
+    ones before it (KIP-98)."""
+    return f"franz-spark-{query_id}-{task_partition}"
+
+
+def encode_marker(query_id: str, batch_id: int, rows: int, digest: str | None = None) -> str:
+    """The metadata string of a sink-commit marker (an offset commit's metadata); a task
+    marker also carries the digest of the rows (:func:`digest_records`)."""
+    marker: dict[str, Any] = {"queryId": query_id, "batchId": batch_id, "rows": rows}
+    if digest is not None:
+        marker["digest"] = digest
+    return json.dumps(marker, sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskMarker:
+    """A task marker: the task's output of ``batch_id`` committed so far, ``rows`` records
+    whose :func:`digest_records` is ``digest`` (None in markers without one)."""
+
+    batch_id: int
+    rows: int
+    digest: str | None
+
+
+def decode_task_marker(metadata: str | None, offset: int) -> TaskMarker | None:
+    """The :class:`TaskMarker` in an offset's metadata (batch id from offset - 1 if the
+    metadata has none), or None."""
+    batch_id = decode_marker(metadata, offset)
+    if batch_id is None:
+        return None
+    rows, digest = -1, None
+    try:
+        value = json.loads(metadata or "")
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        if isinstance(value.get("rows"), int):
+            rows = int(value["rows"])
+        if isinstance(value.get("digest"), str):
+            digest = str(value["digest"])
+    return TaskMarker(batch_id, rows, digest)
+
+
+def digest_records(records: Iterator[Record], digest: Any) -> Iterator[Record]:
+    """Pass ``records`` through, feeding each to ``digest`` (a ``hashlib`` object): the
+    digest of a row sequence, whatever Arrow batches carried it (the ``repr`` of each record
+    tuple: bytes, str, ints, header lists, all with a stable ``repr``)."""
+    update = digest.update
+    for record in records:
+        update(repr(record).encode())
+        yield record
 
 
 def decode_marker(metadata: str | None, offset: int) -> int | None:

@@ -69,6 +69,43 @@ a position, so its lag means nothing. On a secured cluster the query's principal
 Describe and Read on the group ``franz-spark-sink-*`` (OffsetFetch, OffsetCommit): a write
 task that can't read the markers fails rather than risk a duplicate.
 
+Exactly once: ``.option("exactlyOnce", "true")``
+-----------------------------------------------
+Streaming writes only (a batch write refuses it: a batch job has no id that survives a
+re-run, so a failed job run again would write its committed tasks again). Each write task of
+micro-batch N writes its rows and a marker of its own in **one Kafka transaction**
+(transactional id ``franz-spark-<queryId>-<partition>``, marker group
+``franz-spark-sink-<queryId>-<partition>``); a later attempt of the task fences the earlier
+ones, and a task whose marker already records batch N produces nothing, or only the rows
+an earlier attempt whose input was cut short did not commit (:mod:`franz.spark.txn_writer`
+has the protocol). The driver-side marker above is not used. A ``read_committed`` consumer
+of the output then sees each row exactly once, through task failures and retries,
+speculative attempts, and a driver killed at any point, provided a replayed micro-batch
+gives each task partition the same rows, in the same order (a replayable source such as
+``format("franz")`` or files, the same partitioning, deterministic expressions; a task that
+finds otherwise fails rather than write twice). When a task fails *upstream* of the sink
+(a UDF raises, the driver dies), PySpark just ends the sink's input; the task sees that on
+the worker's socket and aborts. Should that check ever answer "don't know" (it rests on
+PySpark's worker internals), the attempt commits the rows it got, a ``read_committed``
+consumer may see them before the retry writes the rest, and they stay if the batch never
+succeeds. Turning ``exactlyOnce`` on for an existing checkpoint whose last
+batch is replayed writes that batch again (its driver-side marker is not consulted). The
+cost:
+
+* one transaction per task per micro-batch (InitProducerId, a marker OffsetFetch,
+  AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn: a few round trips, and the
+  commit markers, one control record per written partition);
+* consumers must read with ``isolation.level=read_committed`` (librdkafka's default; the
+  Java consumer's is ``read_uncommitted``, which also sees aborted attempts' records); they
+  read up to the LSO, so an open transaction holds them back until it ends;
+* a task's transaction must finish within ``kafka.transaction.timeout.ms`` (60 s by default,
+  at most the broker's ``transaction.max.timeout.ms``, 15 min) or the coordinator aborts it
+  and the task fails (and so would every retry): raise it for big micro-batches;
+* ``consumer-groups --list`` shows one marker group per task partition, and the cluster keeps
+  one transactional id per task partition (expired after ``transactional.id.expiration.ms``);
+  ``kafka.transactional.id`` can't be set; the principal needs Write on those transactional
+  ids and Read on the groups.
+
 Batch writes (``df.write.format("franz").save()``) are plain at-least-once writes; their
 ``commit`` / ``abort`` only log. ``abort`` has nothing to undo: records already delivered
 stay in the log (Kafka has no way to take them back outside transactions).
@@ -88,20 +125,28 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from franz.spark.config import client_config
+from franz.spark.config import OptionError, client_config, parse_bool
 from franz.spark.write_rows import (
     FranzCommitMessage,
     SinkColumns,
     batch_records,
     batch_topics,
     decode_marker,
+    digest_records,
     encode_marker,
     marker_group,
     producer_settings,
     sink_columns,
 )
 
-__all__ = ["FranzBatchWriter", "FranzStreamWriter", "FranzWriteError"]
+__all__ = [
+    "Deliveries",
+    "FranzBatchWriter",
+    "FranzStreamWriter",
+    "FranzWriteError",
+    "flush_timeout_s",
+    "produce_all",
+]
 
 log = logging.getLogger("franz.spark.writer")
 
@@ -117,7 +162,7 @@ class FranzWriteError(RuntimeError):
     """A write task could not deliver its records; the message names topic, partition, error."""
 
 
-class _Deliveries:
+class Deliveries:
     """The producer's delivery-report callback: counts per topic-partition, the first error."""
 
     def __init__(self) -> None:
@@ -186,7 +231,7 @@ def _topic_partitions(producer: Any, topic: str, bootstrap: str, max_block_ms: i
         time.sleep(0.05)  # e.g. LEADER_NOT_AVAILABLE just after auto-creation
 
 
-def _flush_timeout_s(conf: Mapping[str, str]) -> float:
+def flush_timeout_s(conf: Mapping[str, str]) -> float:
     raw = conf.get("message.timeout.ms", conf.get("delivery.timeout.ms"))
     timeout_ms = DEFAULT_MESSAGE_TIMEOUT_MS if raw is None else int(raw)
     return timeout_ms / 1000 + 10.0
@@ -202,13 +247,13 @@ def produce_batches(
     """
     from confluent_kafka import Producer
 
-    deliveries = _Deliveries()
+    deliveries = Deliveries()
     producer = Producer({**conf, "on_delivery": deliveries})
     bootstrap = conf.get("bootstrap.servers", "?")
     known: dict[str, int] = {}
     try:
-        rows = _produce_all(producer, deliveries, bootstrap, max_block_ms, columns, batches, known)
-        timeout = _flush_timeout_s(conf)
+        rows = produce_all(producer, deliveries, bootstrap, max_block_ms, columns, batches, known)
+        timeout = flush_timeout_s(conf)
         remaining = producer.flush(timeout)
         deliveries.check()
         if remaining:
@@ -223,17 +268,19 @@ def produce_batches(
     return FranzCommitMessage(rows=rows, counts=deliveries.by_topic())
 
 
-def _produce_all(
+def produce_all(
     producer: Any,
-    deliveries: _Deliveries,
+    deliveries: Deliveries,
     bootstrap: str,
     max_block_ms: int,
     columns: SinkColumns,
     batches: Iterator[Any],
     known: dict[str, int],
+    digest: Any | None = None,
 ) -> int:
     """Hand every row to ``producer`` (``known``: topic -> partition count, filled as topics
-    are met); the number of rows."""
+    are met); the number of rows. ``digest`` (a ``hashlib`` object), if given, is fed every
+    record (:func:`franz.spark.write_rows.digest_records`)."""
     from confluent_kafka import KafkaException
 
     rows = 0
@@ -243,7 +290,10 @@ def _produce_all(
         for topic in batch_topics(batch, columns):
             if topic not in known:
                 known[topic] = _topic_partitions(producer, topic, bootstrap, max_block_ms)
-        for topic, key, value, partition, headers, timestamp in batch_records(batch, columns):
+        records = batch_records(batch, columns)
+        if digest is not None:
+            records = digest_records(records, digest)
+        for topic, key, value, partition, headers, timestamp in records:
             while True:
                 try:
                     if plain:  # keywords cost ~40 % more per call: pass them only if needed
@@ -287,6 +337,12 @@ class _FranzWriter:
         self.conf, self.max_block_ms = producer_settings(self.client)
         self.columns = sink_columns(schema, options.get("topic"))
         self.topic_option = options.get("topic")
+        self.exactly_once = parse_bool(options, "exactlyOnce", False)
+        if self.exactly_once and "transactional.id" in self.client:
+            raise OptionError(
+                "Kafka option 'kafka.transactional.id' is not supported with exactlyOnce: the "
+                "sink sets one per write task (franz-spark-<queryId>-<partition>)"
+            )
 
 
 class FranzBatchWriter(_FranzWriter, DataSourceArrowWriter):
@@ -300,6 +356,12 @@ class FranzBatchWriter(_FranzWriter, DataSourceArrowWriter):
                 "default of Spark's Kafka sink)."
             )
         super().__init__(options, schema)
+        if self.exactly_once:
+            raise OptionError(
+                "Option 'exactlyOnce' applies to streaming writes only (writeStream): a batch "
+                "write has no id that survives a re-run, so a failed job run again would "
+                "write its committed tasks again; leave it unset for df.write"
+            )
 
     def write(self, iterator: Iterator[Any]) -> FranzCommitMessage:
         return produce_batches(self.conf, self.max_block_ms, self.columns, iterator)
@@ -371,6 +433,25 @@ class FranzStreamWriter(_FranzWriter, DataSourceStreamArrowWriter):
             raw_batch = context.getLocalProperty("streaming.sql.batchId")
             batch_id = int(raw_batch) if raw_batch is not None else None
             task_partition = context.partitionId()
+        if self.exactly_once:
+            if query_id is None or batch_id is None or task_partition is None:
+                raise FranzWriteError(
+                    "exactlyOnce needs the streaming query id and batch id of the write task "
+                    "(TaskContext local properties sql.streaming.queryId, "
+                    "streaming.sql.batchId); none were found"
+                )
+            from franz.spark.txn_writer import write_transactional
+
+            return write_transactional(
+                self.client,
+                self.conf,
+                self.max_block_ms,
+                self.columns,
+                iterator,
+                query_id,
+                batch_id,
+                task_partition,
+            )
         if query_id is not None and batch_id is not None:
             last = self._last_marked_batch(query_id)
             if last is not None and batch_id <= last:
@@ -404,6 +485,16 @@ class FranzStreamWriter(_FranzWriter, DataSourceStreamArrowWriter):
             return
         query_id = str(sorted(q for q in query_ids if q is not None)[0])
         reports = [m for m in messages if isinstance(m, FranzCommitMessage)]
+        if self.exactly_once:  # each task committed its rows and its marker: nothing to mark
+            log.info(
+                "query %s batch %d committed: %d records in %d transactions (%d tasks skipped)",
+                query_id,
+                batchId,
+                _rows(messages),
+                sum(1 for m in reports if m.rows and not m.skipped),
+                sum(1 for m in reports if m.skipped),
+            )
+            return
         if reports and all(m.skipped for m in reports):
             log.warning("query %s batch %d: replay skipped, already marked", query_id, batchId)
             return
@@ -453,6 +544,14 @@ class FranzStreamWriter(_FranzWriter, DataSourceStreamArrowWriter):
             raise FranzWriteError("; ".join(errors))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        if self.exactly_once:
+            log.warning(
+                "batch %d aborted; the tasks that finished committed their transactions and "
+                "markers (a replay skips them), the others left nothing visible to "
+                "read_committed consumers",
+                batchId,
+            )
+            return
         log.warning(
             "batch %d aborted; %d records of the tasks that finished stay in %s (nothing to "
             "undo: topics are append-only; no marker is stored, so a replay writes the batch "

@@ -40,11 +40,12 @@ def spark_environment() -> dict[str, str]:
     return env
 
 
-def build_session(app_name: str = "franz-tests") -> SparkSession:
-    """A local[2] session with :data:`SPARK_CONF`."""
+def build_session(app_name: str = "franz-tests", master: str = "local[2]") -> SparkSession:
+    """A session with :data:`SPARK_CONF` (``local[2]``: no task retries; ``local[2,F]``
+    tries a failed task up to F times)."""
     env = spark_environment()
     os.environ.update({k: v for k, v in env.items() if k.startswith(("PYSPARK", "SPARK"))})
-    builder = SparkSession.builder.master("local[2]").appName(app_name)
+    builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in SPARK_CONF.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -23,7 +23,11 @@ from xdist.workermanage import WorkerController
 #: Work units whose tests all run on one worker, in collection order: unit name -> path
 #: prefixes relative to the rootdir (a directory with a trailing ``/``, or a file).
 ONE_WORKER_UNITS: dict[str, tuple[str, ...]] = {
-    "spark": ("tests/reference/test_spark_kafka.py", "tests/spark/"),
+    "spark": (
+        "tests/reference/test_spark_kafka.py",
+        "tests/reference/test_spark_sink_eos.py",
+        "tests/spark/",
+    ),
 }
 
 
