@@ -528,16 +528,20 @@ def test_pre_0_11_versions_are_served_in_their_own_body(broker, sentinel, api_ke
 # -- Produce validation ---------------------------------------------------------------------
 
 
-def _corrupt(data: bytearray, position: int) -> bytearray:
+def _corrupt(data: bytearray, position: int, mask: int = 0xFF) -> bytearray:
     out = bytearray(data)
-    out[position] ^= 0xFF
+    out[position] ^= mask
     return out
 
 
 CORRUPTIONS = {
     "record-byte": lambda b: _corrupt(b, len(b) - 1),
     "crc-field": lambda b: _corrupt(b, 17),
-    "attributes": lambda b: _corrupt(b, 22),
+    # The timestamp-type bit of the attributes: flipping all 8 low bits would also set the
+    # transactional bit, and a request with a transactional batch but no transactional id is
+    # refused whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED before any CRC is checked
+    # (Kafka's KafkaApis.handleProduceRequest reads the batch headers first).
+    "attributes": lambda b: _corrupt(b, 22, 0x08),
     "records-count": lambda b: _corrupt(b, 60),
 }
 

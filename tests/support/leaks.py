@@ -34,7 +34,9 @@ def release_kafka_python_sockets() -> None:
     """Clear kafka-python's finished ``kafka.net`` frames (kept by exception tracebacks) and
     collect what they held."""
     for obj in gc.get_objects():
-        if isinstance(obj, types.FrameType) and _KAFKA_NET in obj.f_code.co_filename:
+        # type(), not isinstance(): gc also lists weak proxies, and isinstance() on a dead
+        # one raises ReferenceError.
+        if type(obj) is types.FrameType and _KAFKA_NET in obj.f_code.co_filename:
             with contextlib.suppress(RuntimeError):  # a frame still running is left alone
                 obj.clear()
     for _ in range(5):  # as pytest's own collect_unraisable: cycles may need a few passes
