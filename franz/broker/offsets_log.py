@@ -29,21 +29,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from typing import TYPE_CHECKING
 
-from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC, LoadedPartition, replay
-from franz.errors import (
-    ApiError,
-    CoordinatorNotAvailableError,
-    ErrorCode,
-    NotEnoughReplicasError,
-    NotLeaderOrFollowerError,
-    RequestTimedOutError,
-    TopicAlreadyExistsError,
+from franz.broker.internal_topics import (
+    append_and_wait,
+    create_internal_topic,
+    iter_partition_batches,
 )
-from franz.protocol.records.batch import iter_batches, peek_batch_size
+from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC, LoadedPartition, replay
 from franz.storage.files import TopicPartition
 
 if TYPE_CHECKING:
@@ -57,14 +51,6 @@ if TYPE_CHECKING:
     from franz.storage.log import Log
 
 __all__ = ["OffsetsTopicLog"]
-
-#: The errors of an acks=all wait, as the coordinator's ``CoordinatorLog`` raises them.
-_REPLICATION_ERRORS: dict[ErrorCode, type[ApiError]] = {
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: NotLeaderOrFollowerError,
-    ErrorCode.NOT_ENOUGH_REPLICAS: NotEnoughReplicasError,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: NotEnoughReplicasError,
-    ErrorCode.REQUEST_TIMED_OUT: RequestTimedOutError,
-}
 
 log = logging.getLogger(__name__)
 
@@ -82,64 +68,39 @@ class OffsetsTopicLog:
 
     def ensure_topic(self) -> int:
         """Create ``__consumer_offsets`` if it does not exist; its partition count."""
-        count = self.partition_count()
-        if count is not None:
-            return count
         factor = (
             self._config.get("offsets.topic.replication.factor")
             if self._topics.cluster is not None
             else 1
         )
-        try:
-            record = self._topics.create_topic(
-                OFFSETS_TOPIC,
-                self._config.get("offsets.topic.num.partitions"),
-                factor,
-                {
-                    "cleanup.policy": "compact",
-                    "compression.type": "producer",
-                    "segment.bytes": str(self._config.get("offsets.topic.segment.bytes")),
-                },
-            )
-        except TopicAlreadyExistsError:
-            count = self.partition_count()
-            assert count is not None
-            return count
-        return record.partition_count
+        return create_internal_topic(
+            self._topics,
+            OFFSETS_TOPIC,
+            self._config.get("offsets.topic.num.partitions"),
+            factor,
+            {
+                "cleanup.policy": "compact",
+                "compression.type": "producer",
+                "segment.bytes": str(self._config.get("offsets.topic.segment.bytes")),
+            },
+        )
 
     async def append(self, partition: int, batch: bytearray) -> int:
         """Append the coordinator's ``batch``; its base offset once committed (the
         coordinator compares these for transactional commits, Kafka's ``appendedBatchOffset``).
 
         A TxnOffsetCommit batch is transactional (producer id and epoch, sequence -1):
-        storage's coordinator-origin checks test its epoch only."""
+        storage's coordinator-origin checks test its epoch only. Kafka's ``appendForGroup``
+        with ``offsets.commit.required.acks=-1`` waits for the ISR within
+        ``offsets.commit.timeout.ms`` (the coordinator maps the errors)."""
         self.ensure_topic()
-        tp = TopicPartition(OFFSETS_TOPIC, partition)
-        replica_manager = self._topics.replica_manager
-        acks = self._config.get("offsets.commit.required.acks")
-        try:
-            # The coordinator's own batches: Kafka's AppendOrigin.Coordinator skips the
-            # client checks (base offset 0, keys of compacted topics), which hold by construction.
-            info = replica_manager.append(
-                tp, memoryview(batch), from_client=False, required_acks=acks
-            )
-        except ApiError:
-            raise
-        except OSError as exc:
-            raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
-        if acks != -1 or not info.batch_count:
-            return info.first_offset
-        # Kafka's appendForGroup with offsets.commit.required.acks=-1: committed only once
-        # the ISR has it, within offsets.commit.timeout.ms (the coordinator maps the errors).
-        outcome = await replica_manager.wait_for_replication(
-            {tp: info.last_offset + 1}, self._config.get("offsets.commit.timeout.ms")
+        return await append_and_wait(
+            self._topics.replica_manager,
+            TopicPartition(OFFSETS_TOPIC, partition),
+            batch,
+            required_acks=self._config.get("offsets.commit.required.acks"),
+            timeout_ms=self._config.get("offsets.commit.timeout.ms"),
         )
-        code = outcome[tp]
-        if code != ErrorCode.NONE:
-            raise _REPLICATION_ERRORS.get(code, CoordinatorNotAvailableError)(
-                f"writing {tp}: {code.name} while waiting for its in-sync replicas"
-            )
-        return info.first_offset
 
     def leadership_listener(self, coordinator: GroupCoordinator) -> LeadershipListener:
         """The ``ReplicaManager`` leadership listener that moves ``coordinator``'s groups."""
@@ -218,30 +179,10 @@ class OffsetsTopicLog:
 
 
 def _load_partition(data_log: Log, buffer_size: int) -> LoadedPartition:
+    """Kafka's ``doLoadGroupsAndOffsets``: the partition's batches replayed in offset order."""
     loaded = LoadedPartition()
-    offset = data_log.log_start_offset
-    # Kafka's doLoadGroupsAndOffsets reads to the log end (FetchIsolation.LOG_END), not the
-    # HW: a follower just made leader may not know yet that the old leader's HW passed its
-    # last records, and everything it holds is what its followers will keep.
-    end = data_log.log_end_offset
-    while offset < end:
-        info = data_log.read(offset, buffer_size, max_offset=end)
-        if info.size == 0:
-            break
-        data = os.pread(info.fd, info.size, info.position)
-        last = offset
-        position = 0
-        while position < len(data):
-            size = peek_batch_size(data, position)
-            if size is None or position + size > len(data):
-                break
-            for batch in iter_batches(data, position, position + size):
-                replay([batch], loaded)
-                last = batch.next_offset
-            position += size
-        if last <= offset:
-            break  # no whole batch fitted (cannot happen with min_one_message reads)
-        offset = last
+    for batch in iter_partition_batches(data_log, buffer_size):
+        replay([batch], loaded)
     return loaded
 
 

@@ -27,21 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Final
 
-from franz.coordinator.transaction.state_manager import TRANSACTION_STATE_TOPIC
-from franz.errors import (
-    ApiError,
-    CoordinatorNotAvailableError,
-    ErrorCode,
-    NotEnoughReplicasError,
-    NotLeaderOrFollowerError,
-    RequestTimedOutError,
-    TopicAlreadyExistsError,
+from franz.broker.internal_topics import (
+    append_and_wait,
+    create_internal_topic,
+    iter_partition_batches,
 )
-from franz.protocol.records.batch import iter_batches, peek_batch_size
+from franz.coordinator.transaction.state_manager import TRANSACTION_STATE_TOPIC
 from franz.protocol.records.inflated import iter_records
 from franz.storage.files import TopicPartition
 
@@ -59,13 +53,6 @@ log = logging.getLogger(__name__)
 #: Kafka's ``request.timeout.ms`` default, the bound of ``appendTransactionToLog``'s wait.
 APPEND_TIMEOUT_MS: Final = 30_000
 
-_REPLICATION_ERRORS: dict[ErrorCode, type[ApiError]] = {
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: NotLeaderOrFollowerError,
-    ErrorCode.NOT_ENOUGH_REPLICAS: NotEnoughReplicasError,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: NotEnoughReplicasError,
-    ErrorCode.REQUEST_TIMED_OUT: RequestTimedOutError,
-}
-
 
 class TransactionTopicLog:
     """``TxnLogWriter`` over this broker's replicas of ``__transaction_state``."""
@@ -80,52 +67,31 @@ class TransactionTopicLog:
 
     def ensure_topic(self) -> int:
         """Create ``__transaction_state`` if it does not exist; its partition count."""
-        count = self.partition_count()
-        if count is not None:
-            return count
         cluster = self._topics.cluster is not None
         factor = self._config.get("transaction.state.log.replication.factor") if cluster else 1
         min_isr = self._config.get("transaction.state.log.min.isr") if cluster else 1
-        try:
-            record = self._topics.create_topic(
-                TRANSACTION_STATE_TOPIC,
-                self._config.get("transaction.state.log.num.partitions"),
-                factor,
-                {
-                    "cleanup.policy": "compact",
-                    "compression.type": "uncompressed",
-                    "min.insync.replicas": str(min_isr),
-                    "segment.bytes": str(self._config.get("transaction.state.log.segment.bytes")),
-                    "unclean.leader.election.enable": "false",
-                },
-            )
-        except TopicAlreadyExistsError:
-            count = self.partition_count()
-            assert count is not None
-            return count
-        return record.partition_count
+        return create_internal_topic(
+            self._topics,
+            TRANSACTION_STATE_TOPIC,
+            self._config.get("transaction.state.log.num.partitions"),
+            factor,
+            {
+                "cleanup.policy": "compact",
+                "compression.type": "uncompressed",
+                "min.insync.replicas": str(min_isr),
+                "segment.bytes": str(self._config.get("transaction.state.log.segment.bytes")),
+                "unclean.leader.election.enable": "false",
+            },
+        )
 
     async def append(self, partition: int, batch: bytearray) -> None:
-        tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
-        replica_manager = self._topics.replica_manager
-        try:
-            info = replica_manager.append(
-                tp, memoryview(batch), from_client=False, required_acks=-1
-            )
-        except ApiError:
-            raise
-        except OSError as exc:
-            raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
-        if not info.batch_count:
-            return
-        outcome = await replica_manager.wait_for_replication(
-            {tp: info.last_offset + 1}, APPEND_TIMEOUT_MS
+        await append_and_wait(
+            self._topics.replica_manager,
+            TopicPartition(TRANSACTION_STATE_TOPIC, partition),
+            batch,
+            required_acks=-1,
+            timeout_ms=APPEND_TIMEOUT_MS,
         )
-        code = outcome[tp]
-        if code != ErrorCode.NONE:
-            raise _REPLICATION_ERRORS.get(code, CoordinatorNotAvailableError)(
-                f"writing {tp}: {code.name} while waiting for its in-sync replicas"
-            )
 
     # --- leadership ---------------------------------------------------------------------------
 
@@ -199,31 +165,13 @@ class TransactionTopicLog:
 def _read_records(data_log: Log, buffer_size: int) -> Iterator[tuple[bytes, bytes | None]]:
     """Every data record's (key, value) from log start to log end, in offset order (Kafka's
     ``loadTransactionMetadata`` reads to the log end: ``FetchIsolation.LOG_END``)."""
-    offset = data_log.log_start_offset
-    end = data_log.log_end_offset
-    while offset < end:
-        info = data_log.read(offset, buffer_size, max_offset=end)
-        if info.size == 0:
-            break
-        data = os.pread(info.fd, info.size, info.position)
-        last = offset
-        position = 0
-        while position < len(data):
-            size = peek_batch_size(data, position)
-            if size is None or position + size > len(data):
-                break
-            for batch in iter_batches(data, position, position + size):
-                last = batch.next_offset
-                if batch.is_control_batch:
-                    continue
-                for record in iter_records(batch):
-                    if record.key is not None:
-                        value = None if record.value is None else bytes(record.value)
-                        yield bytes(record.key), value
-            position += size
-        if last <= offset:
-            break
-        offset = last
+    for batch in iter_partition_batches(data_log, buffer_size):
+        if batch.is_control_batch:
+            continue
+        for record in iter_records(batch):
+            if record.key is not None:
+                value = None if record.value is None else bytes(record.value)
+                yield bytes(record.key), value
 
 
 class _TxnCoordinatorListener:
