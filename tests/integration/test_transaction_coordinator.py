@@ -234,6 +234,64 @@ def test_a_transaction_open_past_its_timeout_is_aborted_and_its_producer_fenced(
         assert _end(client, tid, pid, 0, commit=True) == ErrorCode.PRODUCER_FENCED
 
 
+def test_a_timed_out_transaction_with_records_is_aborted_and_the_lso_advances(broker):
+    """Issue 19's acceptance: records of a transaction left open hold the LSO (read_committed
+    consumers get nothing past it); once ``transaction.timeout.ms`` passes the coordinator
+    aborts it, the LSO moves past its marker, and the records stay invisible to read_committed."""
+    topic = "txn-expire-records"
+    create_topic(broker.bootstrap, topic, partitions=1)
+    stuck = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": "tx-expire-records",
+            "transaction.timeout.ms": 2000,
+        }
+    )
+    stuck.init_transactions(30)
+    stuck.begin_transaction()
+    for i in range(3):
+        stuck.produce(topic, f"open-{i}".encode())
+    assert stuck.flush(30) == 0  # in the log, not committed
+    reader = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "txn-expire-reader",
+            "isolation.level": "read_committed",
+        }
+    )
+    tp = confluent_kafka.TopicPartition(topic, 0)
+    try:
+        # With read_committed, librdkafka's ListOffsets asks for the LSO.
+        lso = reader.get_watermark_offsets(tp, timeout=10, cached=False)[1]
+        assert lso == 0, "an open transaction's first offset holds the LSO"
+        deadline = time.monotonic() + DEADLINE_S
+        while lso == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            lso = reader.get_watermark_offsets(tp, timeout=10, cached=False)[1]
+        assert lso == 4, "the coordinator's abort marker (offset 3) moves the LSO past it"
+        with WireClient.connect(broker.bootstrap) as client:
+            described = _wait_state(client, "tx-expire-records", "CompleteAbort")
+            assert described.transaction_state == "CompleteAbort", described
+        # A later committed record is all read_committed sees.
+        writer = confluent_kafka.Producer(
+            {"bootstrap.servers": broker.bootstrap, "transactional.id": "tx-expire-after"}
+        )
+        writer.init_transactions(30)
+        writer.begin_transaction()
+        writer.produce(topic, b"after")
+        writer.commit_transaction(30)
+        reader.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+        values: list[bytes] = []
+        deadline = time.monotonic() + DEADLINE_S
+        while not values and time.monotonic() < deadline:
+            message = reader.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        assert values == [b"after"]
+    finally:
+        reader.close()
+
+
 def test_init_while_a_transaction_is_ongoing_fences_and_aborts_it(broker):
     create_topic(broker.bootstrap, "txn-fence", partitions=1)
     tid = "tx-fence"
