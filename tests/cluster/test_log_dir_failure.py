@@ -73,6 +73,14 @@ def _partitions(bootstrap: str, topic: str) -> dict[int, Any]:
     return {int(p.partition_index): p for p in found.partitions}
 
 
+def _leader(bootstrap: str, topic: str, partition: int) -> int | None:
+    """The partition's leader id in ``bootstrap``'s metadata; None while that broker does not
+    know the partition yet (a topic just created reaches each broker's metadata a moment
+    after CreateTopics is answered)."""
+    found = _partitions(bootstrap, topic).get(partition)
+    return None if found is None else int(found.leader_id)
+
+
 def _produce_one(bootstrap: str, partition: int, value: bytes) -> KafkaError | None:
     """One record with retries=0, so a retriable KAFKA_STORAGE_ERROR is reported as sent."""
     outcome: list[KafkaError | None] = []
@@ -151,7 +159,7 @@ def test_log_dir_failure_moves_leadership_off_the_failed_dir_and_the_other_dir_s
         # With no other replica, the RF 1 partition on the failed dir has no leader:
         # LEADER_NOT_AVAILABLE, broker 1 offline; its sibling on big is served.
         eventually(
-            lambda: _partitions(b2.bootstrap, SOLE)[sole_small].leader_id == -1,
+            lambda: _leader(b2.bootstrap, SOLE, sole_small) == -1,
             15,
             "the RF 1 partition on the failed dir loses its leader",
         )
@@ -201,7 +209,7 @@ def test_log_dir_failure_moves_leadership_off_the_failed_dir_and_the_other_dir_s
             "ld-later"
         ].result(30)
         eventually(
-            lambda: _partitions(b2.bootstrap, "ld-later")[0].leader_id == 1,
+            lambda: _leader(b2.bootstrap, "ld-later", 0) == 1,
             30,
             "broker 1 leads ld-later",
         )
