@@ -289,7 +289,10 @@ def test_live_files_of_a_running_broker_with_compression(
     create_topic(broker.bootstrap, "z")
     for b in range(3):
         records = [OutRecord(f"k{b}{i}".encode(), b"v" * 64) for i in range(3)]
-        produce_with("confluent-kafka", broker.bootstrap, "z", records, codec="gzip")
+        # One batch per list (see produce_batches: with the default linger librdkafka may
+        # split a list).
+        config = {"linger.ms": 30_000, "batch.num.messages": len(records)}
+        produce_with("confluent-kafka", broker.bootstrap, "z", records, codec="gzip", config=config)
     seg = partition_dir(broker, "z") / SEGMENT
     assert Path(f"{seg}.index").stat().st_size > 1024  # preallocated while live
     result = dump("--deep-iteration", "--files", f"{seg}.log,{seg}.index,{seg}.timeindex")
