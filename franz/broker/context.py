@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from franz.broker.refusals import RefusalLog
 from franz.protocol.fetch import FileRegion
 from franz.protocol.headers import RequestHeader
+from franz.security.principal import KafkaPrincipal
 
 if TYPE_CHECKING:
     from franz.broker.services import BrokerServices
@@ -41,9 +42,14 @@ class RequestContext:
     def listener_name(self) -> str:
         """The listener the request came in on (Kafka's ``RequestContext.listenerName``):
         the endpoints answered (Metadata, DescribeCluster, FindCoordinator) are of this
-        listener. Franz serves one PLAINTEXT listener (``franz.broker.broker.parse_listener``).
+        listener (``KafkaConnection.listener_name``, set by the listener that accepted it).
         """
-        return PLAINTEXT_LISTENER
+        return self.connection.listener_name
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        """Who sent the request (Kafka's ``RequestContext.principal``)."""
+        return self.connection.principal
 
     @property
     def client_host(self) -> str:

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from franz.protocol.fetch import FileRegion
 from franz.protocol.framing import FrameDecoder, FramingError
+from franz.security.principal import ANONYMOUS, KafkaPrincipal
 
 if TYPE_CHECKING:
     from franz.network.server import SocketServer
@@ -138,6 +139,10 @@ class KafkaConnection(asyncio.Protocol):
         self.peer_ip = peer_ip
         self.peer = "?"
         self.connection_id = ""
+        #: Who the peer is (``User:ANONYMOUS`` until TLS or SASL says otherwise).
+        self.principal: KafkaPrincipal = ANONYMOUS
+        #: The listener this connection came in on (Kafka's ``RequestContext.listenerName``).
+        self.listener_name = "PLAINTEXT"
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 
