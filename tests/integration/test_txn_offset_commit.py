@@ -1,7 +1,9 @@
 """TxnOffsetCommit on a real broker process, on the wire (kio requests, exact codes).
 
-A producer id from InitProducerId (no transactional id needed for one) commits a group's
-offsets in a transaction: they are written to ``__consumer_offsets`` as a transactional
+A producer id from InitProducerId (no transactional id needed for one; the broker runs with
+``transaction.partition.verification.enable=false``, so no transaction coordinator is asked,
+as Kafka 3.9 without KIP-890's verification: ``test_txn_verification.py`` has the verified
+path) commits a group's offsets in a transaction: they are written to ``__consumer_offsets`` as a transactional
 batch of that producer, OffsetFetch keeps answering the last committed offsets (with
 ``require_stable``, UNSTABLE_OFFSET_COMMIT, KIP-447), and a restart (SIGTERM, then SIGKILL)
 replays them as still pending. WriteTxnMarkers (27) to the group's partition then commits or
@@ -40,7 +42,11 @@ GROUP = "txn-group"
 @pytest.fixture
 def broker(broker_factory: type[BrokerProcess], tmp_path: Path) -> Iterator[BrokerProcess]:
     proc = broker_factory(
-        tmp_path / "b", {"offsets.topic.num.partitions": str(OFFSETS_PARTITIONS)}
+        tmp_path / "b",
+        {
+            "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+            "transaction.partition.verification.enable": "false",
+        },
     ).start()
     create_topic(proc.bootstrap, TOPIC, 2)
     yield proc
