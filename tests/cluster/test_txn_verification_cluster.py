@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kio.index import load_response_from_request
 
 from franz.errors import ErrorCode
 from tests.support import txn_wire
@@ -129,3 +130,42 @@ def test_a_group_coordinator_refuses_offsets_the_remote_coordinator_never_added(
         assert txn_wire.end_txn(coord, producer, commit=True) == 0
         txn_wire.wait_state(coord, tid, "CompleteCommit")
         assert txn_wire.offset_fetch(groups, group, topic, 0) == (0, 7)
+
+
+def test_pipelined_first_batches_wait_for_each_other_and_append_in_order(
+    txn_cluster: Cluster,
+) -> None:
+    """Three Produce requests sent back to back on one connection, each a first batch of the
+    transaction in the partition as far as the leader knows when it arrives: the first waits
+    for the remote coordinator's verification and the others wait for it (an idempotent
+    producer's batches must be appended in order), then all are appended."""
+    suffix = uuid.uuid4().hex[:8]
+    topic, tid = f"ver-pipe-{suffix}", f"ver-pipe-tid-{suffix}"
+    bootstrap = txn_cluster.bootstrap()
+    create_topic(bootstrap, topic, PARTITIONS, replication_factor=3)
+    with WireClient.connect(bootstrap.split(",")[0]) as any_broker:
+        coordinator, _, _ = txn_wire.find_coordinator(any_broker, tid, 1)
+        endpoints = _endpoints(any_broker)
+        leaders = _leaders(any_broker, topic)
+    partition = next(p for p, leader in sorted(leaders.items()) if leader != coordinator)
+    with (
+        WireClient.connect(endpoints[coordinator]) as coord,
+        WireClient.connect(endpoints[leaders[partition]]) as leader,
+    ):
+        producer = txn_wire.init_producer(coord, tid)
+        assert txn_wire.add_partitions(coord, producer, {topic: [partition]}) == {
+            (topic, partition): 0
+        }
+        requests = [
+            txn_wire.produce_request(
+                11, tid, topic, partition, txn_wire.txn_batch(producer, sequence, [b"p"])
+            )
+            for sequence in range(3)
+        ]
+        sent = [leader.send(request) for request in requests]
+        answers = [
+            txn_wire.partition_response(leader.recv(load_response_from_request(r), cid))
+            for r, cid in zip(requests, sent, strict=True)
+        ]
+        assert [(a.error_code, a.base_offset) for a in answers] == [(0, 0), (0, 1), (0, 2)]
+        assert txn_wire.end_txn(coord, producer, commit=False) == 0

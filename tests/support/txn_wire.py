@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from franz.protocol.messages import build, request_type
 from franz.protocol.records import RecordBatchBuilder
 from tests.support.wire import WireClient, request_at
 
@@ -26,7 +27,9 @@ __all__ = [
     "find_coordinator",
     "init_producer",
     "offset_fetch",
+    "partition_response",
     "produce",
+    "produce_request",
     "txn_batch",
     "txn_offset_commit",
     "verify_only",
@@ -86,19 +89,12 @@ def txn_batch(producer: TxnProducer, base_sequence: int, values: list[bytes]) ->
     return bytes(builder.build())
 
 
-def produce(
-    client: WireClient,
-    version: int,
-    transactional_id: str | None,
-    topic: str,
-    partition: int,
-    records: bytes,
+def produce_request(
+    version: int, transactional_id: str | None, topic: str, partition: int, records: bytes
 ) -> Any:
-    """Produce at ``version`` (3+) of one record set, acks=-1; the partition's response."""
-    response = request_at(
-        client,
-        0,
-        version,
+    """Produce at ``version`` (3+) of one record set, acks=-1 (a kio request)."""
+    return build(
+        request_type(0, version),
         {
             "transactional_id": transactional_id,
             "acks": -1,
@@ -108,9 +104,25 @@ def produce(
             ],
         },
     )
+
+
+def partition_response(response: Any) -> Any:
     [topic_response] = response.responses
-    [partition_response] = topic_response.partition_responses
-    return partition_response
+    [partition] = topic_response.partition_responses
+    return partition
+
+
+def produce(
+    client: WireClient,
+    version: int,
+    transactional_id: str | None,
+    topic: str,
+    partition: int,
+    records: bytes,
+) -> Any:
+    """Produce at ``version`` (3+) of one record set, acks=-1; the partition's response."""
+    request = produce_request(version, transactional_id, topic, partition, records)
+    return partition_response(client.request(request))
 
 
 def add_partitions(

@@ -52,14 +52,18 @@ clients may not retry; NOT_ENOUGH_REPLICAS does not make them refresh metadata);
 (INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ...) as they come, without a message.
 Requests without a ``transactional_id`` (plain and idempotent producers) and partitions
 whose producer's transaction is already ongoing go straight to the append, in the request's
-turn.
+turn. While a transactional Produce of a connection waits for its verification, the
+connection's next transactional Produce waits for it (``_verifying``): appends stay in
+arrival order, which idempotence needs, as Kafka's muted channel keeps them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable
+import weakref
+from collections.abc import Awaitable, Coroutine
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RawBody, RequestContext
@@ -110,17 +114,58 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         and ctx.api_version >= FIRST_BATCH_VERSION
         and ctx.services.config.get("transaction.partition.verification.enable")
     ):
-        producer = _transactional_producer(ctx, request)
-        if producer is _MIXED_PRODUCERS:
-            return _refuse_all(ctx, request, ErrorCode.INVALID_PRODUCER_ID_MAPPING)
-        if producer is not None:
-            producer_id, epoch, sequences = producer
-            verifier = ctx.services.txn_verifier
-            started = verifier.maybe_start_transaction_verification(producer_id, epoch, sequences)
-            if started.guards:
-                return _verified(ctx, request, started, producer_id, epoch)
-            return _append_all(ctx, request, started)
+        previous = _verifying.get(ctx.connection)
+        if previous is not None and not previous.done():
+            return _track(ctx, _after(previous, ctx, request))
+        return _verify_and_append(ctx, request, track=True)
     return _append_all(ctx, request, None)
+
+
+#: Per connection, the transactional Produce still waiting for its verification (or waiting
+#: for one that is): the connection's next transactional Produce waits for it, so appends
+#: keep the arrival order that idempotence needs (``franz.network.connection``'s eager
+#: handling; Kafka mutes the channel until the response is sent).
+_verifying: weakref.WeakKeyDictionary[Any, asyncio.Future[HandlerResult]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _track(
+    ctx: RequestContext, work: Coroutine[Any, Any, HandlerResult]
+) -> asyncio.Future[HandlerResult]:
+    task = asyncio.ensure_future(work)
+    _verifying[ctx.connection] = task
+    return task
+
+
+async def _after(
+    previous: asyncio.Future[HandlerResult], ctx: RequestContext, request: Any
+) -> HandlerResult:
+    await asyncio.wait([previous])  # its outcome is its own request's
+    result = _verify_and_append(ctx, request, track=False)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _verify_and_append(
+    ctx: RequestContext, request: Any, *, track: bool
+) -> HandlerResult | Awaitable[HandlerResult]:
+    """KIP-890 (module docstring): start the verification of the request's transactional
+    partitions; append at once when none needs the coordinator."""
+    producer = _transactional_producer(ctx, request)
+    if producer is _MIXED_PRODUCERS:
+        return _refuse_all(ctx, request, ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    if producer is None:
+        return _append_all(ctx, request, None)
+    producer_id, epoch, sequences = producer
+    started = ctx.services.txn_verifier.maybe_start_transaction_verification(
+        producer_id, epoch, sequences
+    )
+    if not started.guards:
+        return _append_all(ctx, request, started)
+    work = _verified(ctx, request, started, producer_id, epoch)
+    return _track(ctx, work) if track else work
 
 
 async def _verified(
