@@ -5,8 +5,8 @@ A transactional producer skips AddPartitionsToTxn for one partition and AddOffse
 its group: both brokers refuse the Produce (v9: INVALID_TXN_STATE with Kafka's message; v11:
 TRANSACTION_ABORTABLE) and the TxnOffsetCommit (v3: INVALID_TXN_STATE; v4:
 TRANSACTION_ABORTABLE) and append nothing, take the batch of the partition that was added,
-and answer a broker's AddPartitionsToTxn ``verify_only`` (v4, v5) per partition without
-adding anything.
+refuse a request whose transactional batches name two producer ids, and answer a broker's
+AddPartitionsToTxn ``verify_only`` (v4, v5) per partition without adding anything.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from franz.errors import ErrorCode
 from tests.support import txn_wire
 from tests.support.clients import create_topic
 from tests.support.kafka_ref import HasBootstrap
-from tests.support.wire import WireClient, list_offsets
+from tests.support.wire import WireClient, list_offsets, request_at
 
 #: Franz like the session's Kafka broker: one partition per internal topic.
 FRANZ_SETTINGS = {
@@ -64,6 +64,32 @@ def _scenario(broker: HasBootstrap) -> dict[str, Any]:
         seen["end-offset"] = int(list_offsets(client, topic, 0, -1).offset)
         added = txn_wire.produce(client, 11, tid, topic, 1, txn_wire.txn_batch(producer, 0, [b"a"]))
         seen["produce-added"] = (int(added.error_code), int(added.base_offset))
+        # Transactional batches of two producer ids in one request: all refused.
+        other = txn_wire.TxnProducer(tid, producer.producer_id + 1, 0)
+        mixed = request_at(
+            client,
+            0,
+            11,
+            {
+                "transactional_id": tid,
+                "acks": -1,
+                "timeout": 30_000,
+                "topic_data": [
+                    {
+                        "name": topic,
+                        "partition_data": [
+                            {"index": 0, "records": txn_wire.txn_batch(producer, 1, [b"m"])},
+                            {"index": 1, "records": txn_wire.txn_batch(other, 0, [b"m"])},
+                        ],
+                    }
+                ],
+            },
+        )
+        seen["produce-mixed"] = sorted(
+            (int(p.index), int(p.error_code), p.error_message)
+            for t in mixed.responses
+            for p in t.partition_responses
+        )
         for version in (4, 5):
             answer = txn_wire.verify_only(client, producer, {topic: [0, 1]}, version)
             seen[f"verify-only-v{version}"] = (
@@ -91,6 +117,7 @@ def test_the_answers_are_the_refusals_kip_890_describes(answers: dict[str, dict[
     """What both answered (so the comparison above is not of two wrong answers)."""
     not_added = "Partition was not added to the transaction"
     abortable = ErrorCode.TRANSACTION_ABORTABLE
+    mixed = "Transactional records contained more than one producer ID"
     assert answers["kafka"] == {
         "add": 0,
         "produce-v9": (ErrorCode.INVALID_TXN_STATE, not_added, -1, -1),
@@ -98,6 +125,7 @@ def test_the_answers_are_the_refusals_kip_890_describes(answers: dict[str, dict[
         "produce-v11": (abortable, None, -1, -1),
         "end-offset": 0,
         "produce-added": (0, 0),
+        "produce-mixed": [(p, ErrorCode.INVALID_PRODUCER_ID_MAPPING, mixed) for p in range(2)],
         "verify-only-v4": (0, [("T", 0, abortable), ("T", 1, 0)]),
         "verify-only-v5": (0, [("T", 0, abortable), ("T", 1, 0)]),
         "txn-offset-commit-v3": ErrorCode.INVALID_TXN_STATE,

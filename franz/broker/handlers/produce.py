@@ -155,7 +155,12 @@ def _verify_and_append(
     partitions; append at once when none needs the coordinator."""
     producer = _transactional_producer(ctx, request)
     if producer is _MIXED_PRODUCERS:
-        return _refuse_all(ctx, request, ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        return _refuse_all(
+            ctx,
+            request,
+            ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+            "Transactional records contained more than one producer ID",
+        )
     if producer is None:
         return _append_all(ctx, request, None)
     producer_id, epoch, sequences = producer
@@ -479,16 +484,19 @@ _RETRIABLE_VERIFICATION_ERRORS: Final = frozenset(
 )
 
 
-def _refuse_all(ctx: RequestContext, request: Any, code: ErrorCode) -> HandlerResult:
-    """Every partition ``code`` (Kafka's ``handleError`` of an exception thrown by
-    ``handleProduceAppend``)."""
+def _refuse_all(
+    ctx: RequestContext, request: Any, code: ErrorCode, message: str
+) -> HandlerResult:
+    """Every partition ``code`` and ``message`` (Kafka's ``handleError`` of an exception
+    thrown by ``handleProduceAppend``: ``ProduceRequest.getErrorResponse`` with the
+    exception's message)."""
     if request.acks == 0:
         raise CloseConnection
     responses = [
         {
             "name": topic_data.name,
             "partition_responses": [
-                _error(p.index, code, None) for p in topic_data.partition_data
+                _error(p.index, code, message) for p in topic_data.partition_data
             ],
         }
         for topic_data in request.topic_data
