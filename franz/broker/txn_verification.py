@@ -233,18 +233,26 @@ class AddPartitionsToTxnManager:
     # -- the sender (Kafka's InterBrokerSendThread) --------------------------------------
 
     async def _send_loop(self, broker_id: int) -> None:
+        """One request at a time to ``broker_id`` while verifications wait for it. Whatever
+        happens, every verification sent is answered (a transaction the response omits, or
+        a request that failed unexpectedly: NETWORK_EXCEPTION, retriable)."""
         try:
             while self._waiting.get(broker_id):
                 batch = self._waiting.pop(broker_id)
-                outcome = await self._send(self._nodes[broker_id], batch)
-                for transactional_id, waiting in batch.items():
-                    _resolve(
-                        waiting,
-                        outcome.get(
-                            transactional_id,
-                            dict.fromkeys(waiting.partitions, ErrorCode.NETWORK_EXCEPTION),
-                        ),
-                    )
+                outcome: dict[str, dict[TopicPartition, ErrorCode]] = {}
+                try:
+                    outcome = await self._send(self._nodes[broker_id], batch)
+                except Exception:
+                    log.exception("AddPartitionsToTxn to broker %d failed", broker_id)
+                finally:
+                    for transactional_id, waiting in batch.items():
+                        _resolve(
+                            waiting,
+                            outcome.get(
+                                transactional_id,
+                                dict.fromkeys(waiting.partitions, ErrorCode.NETWORK_EXCEPTION),
+                            ),
+                        )
         finally:
             self._senders.pop(broker_id, None)
 

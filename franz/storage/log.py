@@ -355,7 +355,7 @@ class Log:
         state = self.producer_state
         if state.has_ongoing_transaction(producer_id):
             return SENTINEL
-        return state.maybe_create_verification_state_entry(
+        return state.verification_states.maybe_create(
             producer_id, sequence, epoch, self._clock.wall_ms()
         ).guard
 

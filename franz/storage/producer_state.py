@@ -105,7 +105,7 @@ from franz.storage.producer_entry import (
     write_snapshot,
 )
 from franz.storage.transactions import CompletedTxn, TransactionState, TxnMetadata
-from franz.storage.verification import SENTINEL, VerificationGuard, VerificationStateEntry
+from franz.storage.verification import VerificationGuard, VerificationStates
 
 __all__ = [
     "DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS",
@@ -186,8 +186,8 @@ class ProducerStateManager:
         #: default is true, a bare log's false).
         self.transaction_verification_enabled = transaction_verification_enabled
         self._producers: dict[int, ProducerStateEntry] = {}
-        #: KIP-890 verifications in progress, by producer id (Kafka's ``verificationStates``).
-        self._verification_states: dict[int, VerificationStateEntry] = {}
+        #: KIP-890 verifications in progress (Kafka's ``verificationStates``).
+        self.verification_states = VerificationStates()
         #: Ongoing and unreplicated transactions (Kafka's ``ongoingTxns``/``unreplicatedTxns``).
         self.transactions = TransactionState()
         self._snapshots: list[int] = self._list_snapshots()
@@ -209,30 +209,6 @@ class ProducerStateManager:
 
     # -- KIP-890 verification ------------------------------------------------------------
 
-    def maybe_create_verification_state_entry(
-        self, producer_id: int, sequence: int, epoch: int, now_ms: int
-    ) -> VerificationStateEntry:
-        """Kafka's ``maybeCreateVerificationStateEntry``: the producer's entry, created if
-        there is none (a new guard), else updated with ``sequence`` and ``epoch``."""
-        entry = self._verification_states.get(producer_id)
-        if entry is None:
-            entry = VerificationStateEntry(now_ms, sequence, epoch)
-            self._verification_states[producer_id] = entry
-        else:
-            entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
-        return entry
-
-    def verification_state_entry(self, producer_id: int) -> VerificationStateEntry | None:
-        return self._verification_states.get(producer_id)
-
-    def verification_guard(self, producer_id: int) -> VerificationGuard:
-        """The producer's current guard, or ``SENTINEL`` (Kafka's ``verificationGuard``)."""
-        entry = self._verification_states.get(producer_id)
-        return SENTINEL if entry is None else entry.guard
-
-    def clear_verification_state_entry(self, producer_id: int) -> None:
-        self._verification_states.pop(producer_id, None)
-
     def _check_verified(
         self, batch: RecordBatchView, guard: VerificationGuard | None
     ) -> None:
@@ -241,7 +217,7 @@ class ProducerStateManager:
         producer_id = batch.producer_id
         if self.has_ongoing_transaction(producer_id):
             return
-        if self.verification_guard(producer_id).verify(guard):
+        if self.verification_states.guard(producer_id).verify(guard):
             return
         raise InvalidTxnStateError("Record was not part of an ongoing transaction")
 
@@ -441,10 +417,10 @@ class ProducerStateManager:
         self._producers.update(info.updated)
         for txn in info.started:
             self.transactions.start(txn)
-        if self._verification_states:
+        if self.verification_states:
             # Kafka's updateProducers: the transaction has its first offset, or is over.
             for producer_id in info.transactional:
-                self._verification_states.pop(producer_id, None)
+                self.verification_states.clear(producer_id)
 
     def replay(
         self,
@@ -500,13 +476,7 @@ class ProducerStateManager:
         expired = [pid for pid, e in self._producers.items() if self._is_expired(e, now_ms)]
         for producer_id in expired:
             del self._producers[producer_id]
-        stale = [
-            pid
-            for pid, v in self._verification_states.items()
-            if now_ms - v.timestamp_ms >= self.producer_id_expiration_ms
-        ]
-        for producer_id in stale:
-            del self._verification_states[producer_id]
+        self.verification_states.remove_expired(now_ms, self.producer_id_expiration_ms)
         return len(expired)
 
     # -- snapshots -----------------------------------------------------------------------

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["SENTINEL", "VerificationGuard", "VerificationStateEntry"]
+__all__ = ["SENTINEL", "VerificationGuard", "VerificationStateEntry", "VerificationStates"]
 
 
 class VerificationGuard:
@@ -70,3 +70,46 @@ class VerificationStateEntry:
             self.epoch = epoch
         elif epoch == self.epoch:
             self.lowest_sequence = min(sequence, self.lowest_sequence)
+
+
+class VerificationStates:
+    """The verifications in progress of one partition, by producer id (Kafka's
+    ``ProducerStateManager.verificationStates``); owned by its ``ProducerStateManager``."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[int, VerificationStateEntry] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def maybe_create(
+        self, producer_id: int, sequence: int, epoch: int, now_ms: int
+    ) -> VerificationStateEntry:
+        """Kafka's ``maybeCreateVerificationStateEntry``: the producer's entry, created if
+        there is none (a new guard), else updated with ``sequence`` and ``epoch``."""
+        entry = self._entries.get(producer_id)
+        if entry is None:
+            entry = self._entries[producer_id] = VerificationStateEntry(now_ms, sequence, epoch)
+        else:
+            entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
+        return entry
+
+    def entry(self, producer_id: int) -> VerificationStateEntry | None:
+        return self._entries.get(producer_id)
+
+    def guard(self, producer_id: int) -> VerificationGuard:
+        """The producer's current guard, or ``SENTINEL`` (Kafka's ``verificationGuard``)."""
+        entry = self._entries.get(producer_id)
+        return SENTINEL if entry is None else entry.guard
+
+    def clear(self, producer_id: int) -> None:
+        """Kafka's ``clearVerificationStateEntry``."""
+        self._entries.pop(producer_id, None)
+
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> None:
+        """Drop entries started ``expiration_ms`` or more before ``now_ms``."""
+        stale = [p for p, e in self._entries.items() if now_ms - e.timestamp_ms >= expiration_ms]
+        for producer_id in stale:
+            del self._entries[producer_id]

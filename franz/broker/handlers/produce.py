@@ -440,7 +440,7 @@ def _transactional_producer(
                     )
                     producers.add((producer_id, epoch))
                     tp = TopicPartition(name, partition_data.index)
-                    if tp not in sequences:
+                    if tp not in sequences:  # Kafka: records.firstBatch.baseSequence
                         sequences[tp] = int.from_bytes(
                             records[_BASE_SEQUENCE : _BASE_SEQUENCE + 4], "big", signed=True
                         )

@@ -62,7 +62,7 @@ def test_the_verified_guard_appends_then_the_ongoing_transaction_needs_none(log:
     assert log.maybe_start_transaction_verification(PID, 0, 0) is guard
     assert log.append_as_leader(txn(0), 0, verification_guard=guard).first_offset == 0
     # The first append cleared the entry: the transaction is ongoing, nothing to verify.
-    assert log.producer_state.verification_state_entry(PID) is None
+    assert log.producer_state.verification_states.entry(PID) is None
     assert log.maybe_start_transaction_verification(PID, 3, 0) is SENTINEL
     assert log.append_as_leader(txn(3), 0).first_offset == 3
 
@@ -71,7 +71,7 @@ def test_a_marker_clears_the_guard_so_a_stale_verified_append_fails(log: Log) ->
     """Kafka's ABA case: verified, then the transaction is aborted before the append."""
     guard = log.maybe_start_transaction_verification(PID, 0, 0)
     log.append_as_leader(marker(False, pid=PID), 0, from_client=False)
-    assert log.producer_state.verification_state_entry(PID) is None
+    assert log.producer_state.verification_states.entry(PID) is None
     with pytest.raises(InvalidTxnStateError):
         log.append_as_leader(txn(0), 0, verification_guard=guard)
 
@@ -123,6 +123,6 @@ def test_verification_entries_expire_with_the_producers(log: Log, clock: ManualC
     log.maybe_start_transaction_verification(PID, 0, 0)
     state = log.producer_state
     state.remove_expired_producers(clock.wall_ms() + state.producer_id_expiration_ms - 1)
-    assert state.verification_state_entry(PID) is not None
+    assert state.verification_states.entry(PID) is not None
     state.remove_expired_producers(clock.wall_ms() + state.producer_id_expiration_ms)
-    assert state.verification_state_entry(PID) is None
+    assert state.verification_states.entry(PID) is None
