@@ -64,6 +64,7 @@ from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, Zk
 from franz.broker.topic_manager import TopicManager
 from franz.broker.txn_log import TransactionTopicLog
 from franz.broker.txn_marker_channel import TxnMarkerChannel
+from franz.broker.txn_verification import AddPartitionsToTxnManager
 from franz.clock import Clock, SystemClock
 from franz.cluster.alter_log_dirs import AlterLogDirsConfig, ReplicaAlterLogDirsManager
 from franz.cluster.alter_partition import AlterPartitionManager
@@ -191,6 +192,9 @@ class Broker:
                 "replica.high.watermark.checkpoint.interval.ms"
             ),
             producer_id_expiration_ms=config.get("producer.id.expiration.ms"),
+            transaction_verification_enabled=config.get(
+                "transaction.partition.verification.enable"
+            ),
             producer_id_expiration_check_interval_ms=config.get(
                 "producer.id.expiration.check.interval.ms"
             ),
@@ -291,6 +295,10 @@ class Broker:
         )
         self.replica_manager.add_leadership_listener(
             self.txn_log.leadership_listener(self.txn_coordinator)
+        )
+        # KIP-890: leaders verify transactional appends with the coordinators.
+        self.txn_verifier = AddPartitionsToTxnManager(
+            lambda: self, lambda: self.config.get("inter.broker.listener.name") or "PLAINTEXT"
         )
         self._last_offsets_expiry_ms = self.clock.wall_ms()
         self._background: set[asyncio.Task[None]] = set()
@@ -508,6 +516,9 @@ class Broker:
         self.replication_quotas.reconfigure(config.dynamic_broker, config.dynamic_default)
         self.log_manager.default_config = config.log_config()
         self.log_manager.set_producer_id_expiration_ms(config.get("producer.id.expiration.ms"))
+        self.log_manager.set_transaction_verification_enabled(
+            config.get("transaction.partition.verification.enable")
+        )
         self.topic_manager.reconfigure(config)
         # Kafka's DynamicLogConfig.reconfigure: the default unclean.leader.election.enable
         # turned on wakes the controller (its offline partitions are elected again).
@@ -629,6 +640,7 @@ class Broker:
         self.group_coordinator.shutdown()
         await self.txn_coordinator.shutdown()
         self.txn_marker_channel.close()
+        self.txn_verifier.close()
         await self._leave_zookeeper()
         await self.server.shutdown()
         await self.metrics.stop()

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from franz.broker.topic_manager import TopicManager
     from franz.cluster.replica_manager import ReplicaManager
     from franz.storage.log import Log
+    from franz.storage.verification import VerificationGuard
 
 __all__ = ["append_and_wait", "create_internal_topic", "iter_partition_batches"]
 
@@ -65,6 +66,7 @@ async def append_and_wait(
     *,
     required_acks: int,
     timeout_ms: int,
+    verification_guard: VerificationGuard | None = None,
 ) -> int:
     """Append a coordinator's batch to ``tp`` (Kafka's ``AppendOrigin.Coordinator``: the client
     checks, base offset 0 and keys of compacted topics, hold by construction) and, with
@@ -76,7 +78,11 @@ async def append_and_wait(
     """
     try:
         info = replica_manager.append(
-            tp, memoryview(batch), from_client=False, required_acks=required_acks
+            tp,
+            memoryview(batch),
+            from_client=False,
+            required_acks=required_acks,
+            verification_guard=verification_guard,
         )
     except ApiError:
         raise

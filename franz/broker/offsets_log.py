@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from franz.broker.internal_topics import (
     append_and_wait,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from franz.config.broker import BrokerConfig
     from franz.coordinator.group.coordinator import GroupCoordinator
     from franz.storage.log import Log
+    from franz.storage.verification import VerificationGuard
 
 __all__ = ["OffsetsTopicLog"]
 
@@ -85,12 +86,15 @@ class OffsetsTopicLog:
             },
         )
 
-    async def append(self, partition: int, batch: bytearray) -> int:
+    async def append(
+        self, partition: int, batch: bytearray, verification_guard: object | None = None
+    ) -> int:
         """Append the coordinator's ``batch``; its base offset once committed (the
         coordinator compares these for transactional commits, Kafka's ``appendedBatchOffset``).
 
         A TxnOffsetCommit batch is transactional (producer id and epoch, sequence -1):
-        storage's coordinator-origin checks test its epoch only. Kafka's ``appendForGroup``
+        storage's coordinator-origin checks test its epoch and, with KIP-890 verification
+        on, its ``verification_guard`` (a ``VerificationGuard``). Kafka's ``appendForGroup``
         with ``offsets.commit.required.acks=-1`` waits for the ISR within
         ``offsets.commit.timeout.ms`` (the coordinator maps the errors)."""
         self.ensure_topic()
@@ -98,6 +102,7 @@ class OffsetsTopicLog:
             self._topics.replica_manager,
             TopicPartition(OFFSETS_TOPIC, partition),
             batch,
+            verification_guard=cast("VerificationGuard | None", verification_guard),
             required_acks=self._config.get("offsets.commit.required.acks"),
             timeout_ms=self._config.get("offsets.commit.timeout.ms"),
         )

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from franz.broker.producer_ids import ProducerIdGenerator
     from franz.broker.topic_manager import TopicManager
     from franz.broker.txn_log import TransactionTopicLog
+    from franz.broker.txn_verification import AddPartitionsToTxnManager
     from franz.clock import Clock
     from franz.cluster.replica_manager import ReplicaManager
     from franz.cluster.replication_quota import ReplicationQuotas
@@ -123,6 +124,11 @@ class BrokerServices(Protocol):
     @property
     def txn_log(self) -> TransactionTopicLog:
         """``__transaction_state`` (FindCoordinator key type 1 creates it on first use)."""
+        ...
+
+    @property
+    def txn_verifier(self) -> AddPartitionsToTxnManager:
+        """KIP-890's transaction verification (Kafka's ``AddPartitionsToTxnManager``)."""
         ...
 
     @property

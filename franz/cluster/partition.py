@@ -57,6 +57,7 @@ from franz.errors import ErrorCode, NotEnoughReplicasError, OffsetOutOfRangeErro
 from franz.storage.files import TopicPartition
 from franz.storage.index.txn_index import AbortedTxn
 from franz.storage.log import FetchDataInfo, Log, LogAppendInfo
+from franz.storage.verification import VerificationGuard
 
 __all__ = [
     "INITIAL_LEADER_EPOCH",
@@ -598,6 +599,7 @@ class Partition:
         *,
         from_client: bool = True,
         required_acks: int = 1,
+        verification_guard: VerificationGuard | None = None,
     ) -> LogAppendInfo:
         """Append as leader and advance the HW as the ISR allows.
         ``from_client=False``: the broker's own records (a coordinator's), Kafka's
@@ -611,7 +613,12 @@ class Partition:
                     f"The size of the current ISR {self.isr} is insufficient to satisfy the "
                     f"min.isr requirement of {min_isr} for partition {self.topic_partition}"
                 )
-        info = self.log.append_as_leader(records, self.leader_epoch, from_client=from_client)
+        info = self.log.append_as_leader(
+            records,
+            self.leader_epoch,
+            from_client=from_client,
+            verification_guard=verification_guard,
+        )
         self.maybe_increment_leader_hw()
         return info
 

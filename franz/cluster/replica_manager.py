@@ -70,6 +70,7 @@ from franz.errors import (
 from franz.storage.files import TopicPartition
 from franz.storage.log import LogAppendInfo
 from franz.storage.log_manager import LogManager
+from franz.storage.verification import VerificationGuard
 
 if TYPE_CHECKING:
     from franz.cluster.alter_log_dirs import ReplicaAlterLogDirsManager
@@ -388,13 +389,18 @@ class ReplicaManager:
         *,
         from_client: bool = True,
         required_acks: int = 1,
+        verification_guard: VerificationGuard | None = None,
     ) -> LogAppendInfo:
         """Append to the leader replica; wake followers waiting on ``tp``, and consumers and
-        delayed produces if the HW moved."""
+        delayed produces if the HW moved. ``verification_guard``: KIP-890's, from
+        ``maybe_start_transaction_verification``."""
         partition = self.get_partition(tp)
         hw = partition.log.high_watermark
         info = partition.append_records_to_leader(
-            records, from_client=from_client, required_acks=required_acks
+            records,
+            from_client=from_client,
+            required_acks=required_acks,
+            verification_guard=verification_guard,
         )
         if info.batch_count:
             if self._follower_waiters:
@@ -404,6 +410,16 @@ class ReplicaManager:
                 # (a follower no longer caught up stops holding it: its produces are done).
                 self.on_high_watermark_increment(partition)
         return info
+
+    def maybe_start_transaction_verification(
+        self, tp: TopicPartition, producer_id: int, sequence: int, epoch: int
+    ) -> VerificationGuard:
+        """KIP-890 (Kafka's ``Partition.maybeStartTransactionVerification``): the guard for
+        a transactional append to ``tp`` (``SENTINEL``: the producer's transaction is already
+        ongoing there). ``UnknownTopicOrPartitionError`` / ``NotLeaderOrFollowerError``."""
+        return self.get_partition(tp).log.maybe_start_transaction_verification(
+            producer_id, sequence, epoch
+        )
 
     def wake_waiters(self, tp: TopicPartition) -> None:
         """A follower appended to ``tp``: its delayed fetches read again."""

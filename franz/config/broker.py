@@ -562,6 +562,13 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "How often expired transactional ids are removed.",
         at_least(1),
     ),
+    ConfigKey(
+        "transaction.partition.verification.enable",
+        _B,
+        True,
+        "Verify with the transaction coordinator that a partition is in the transaction "
+        "before appending a transaction's first batch to it (KIP-890 part 1).",
+    ),
 )
 
 _SYNONYMS: tuple[ConfigKey, ...] = tuple(

@@ -129,6 +129,7 @@ class FutureLogs:
                 topic_id=topic_id,
                 on_io_error=manager.handle_log_dir_failure,
                 producer_id_expiration_ms=manager.producer_id_expiration_ms,
+                transaction_verification_enabled=manager.transaction_verification_enabled,
             )
         except OSError as exc:
             shutil.rmtree(path, ignore_errors=True)

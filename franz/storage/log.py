@@ -97,6 +97,7 @@ from franz.storage.producer_state import (
 )
 from franz.storage.segment import LogSegment
 from franz.storage.transactions import collect_aborted_transactions, complete_transactions
+from franz.storage.verification import SENTINEL, VerificationGuard
 
 __all__ = ["FetchDataInfo", "Log", "LogAppendInfo", "TimestampAndOffset"]
 
@@ -178,6 +179,7 @@ class Log:
         topic_id: uuid.UUID | None = None,
         on_io_error: Callable[[Path, OSError], None] | None = None,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        transaction_verification_enabled: bool = False,
         verify_all: bool = False,
     ) -> None:
         self.dir = directory
@@ -206,7 +208,10 @@ class Log:
             producer_id_expiration_ms=producer_id_expiration_ms,
         )
         self.producer_state = ProducerStateManager(
-            directory, self.name, producer_id_expiration_ms=producer_id_expiration_ms
+            directory,
+            self.name,
+            producer_id_expiration_ms=producer_id_expiration_ms,
+            transaction_verification_enabled=transaction_verification_enabled,
         )
         self.leader_epoch_cache = self._load_leader_epoch_cache()
         self.log_end_offset = self.active_segment.read_next_offset()
@@ -288,6 +293,7 @@ class Log:
         leader_epoch: int,
         *,
         from_client: bool = True,
+        verification_guard: VerificationGuard | None = None,
     ) -> LogAppendInfo:
         """Validate, assign offsets and append ``records`` (one or more whole v2 batches).
 
@@ -300,7 +306,9 @@ class Log:
         producer id (``franz.storage.producer_state``):
         ``InvalidProducerEpochError``, ``OutOfOrderSequenceError``, ``UnknownProducerIdError``,
         ``DuplicateSequenceError`` (duplicates mixed with new batches), ``InvalidTxnStateError``
-        (a plain batch during the producer's transaction), ``TransactionCoordinatorFencedError``
+        (a plain batch during the producer's transaction, or, with KIP-890 verification on, a
+        transactional batch starting a transaction without the producer's current
+        ``verification_guard``), ``TransactionCoordinatorFencedError``
         (a marker from an older coordinator epoch). A retried batch is
         not written: the result has ``duplicate=True`` and the original offsets.
         ``from_client=False`` (broker-internal appends) checks producer epochs only.
@@ -331,12 +339,25 @@ class Log:
         if not idempotent:
             return self._append(buffer, views, append_time)
         origin = AppendOrigin.CLIENT if from_client else AppendOrigin.COORDINATOR
-        producers = self.producer_state.prepare_append(views, origin)
+        producers = self.producer_state.prepare_append(views, origin, verification_guard)
         if producers.duplicates:
             return self._duplicate_append_info(producers)
         info = self._append(buffer, views, append_time)
         self._update_producers(producers)
         return info
+
+    def maybe_start_transaction_verification(
+        self, producer_id: int, sequence: int, epoch: int
+    ) -> VerificationGuard:
+        """KIP-890 (Kafka's ``UnifiedLog.maybeStartTransactionVerification``): ``SENTINEL``
+        when the producer's transaction is already ongoing here (nothing to verify), else
+        the guard of its verification entry (created if needed) for the append to carry."""
+        state = self.producer_state
+        if state.has_ongoing_transaction(producer_id):
+            return SENTINEL
+        return state.verification_states.maybe_create(
+            producer_id, sequence, epoch, self._clock.wall_ms()
+        ).guard
 
     def _update_producers(self, producers: ProducerAppendInfo) -> None:
         """After an append: install the producer entries, then index and complete the

@@ -107,6 +107,7 @@ class LogManager:
         log_start_offset_checkpoint_interval_ms: int = 60_000,
         high_watermark_checkpoint_interval_ms: int = 5_000,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        transaction_verification_enabled: bool = False,
         producer_id_expiration_check_interval_ms: int = (
             DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
         ),
@@ -128,6 +129,8 @@ class LogManager:
         self._on_all_dirs_failed = on_all_dirs_failed
         self._on_log_dir_failure = on_log_dir_failure
         self.producer_id_expiration_ms = producer_id_expiration_ms
+        #: ``transaction.partition.verification.enable`` (KIP-890), for every log's producer state.
+        self.transaction_verification_enabled = transaction_verification_enabled
         #: ``log.recovery.verify.all``: CRC-check every segment at load (franz.storage.log_loader).
         self.recovery_verify_all = recovery_verify_all
         self._logs: dict[TopicPartition, Log] = {}
@@ -286,6 +289,7 @@ class LogManager:
             had_clean_shutdown=clean,
             on_io_error=self.handle_log_dir_failure,
             producer_id_expiration_ms=self.producer_id_expiration_ms,
+            transaction_verification_enabled=self.transaction_verification_enabled,
             verify_all=self.recovery_verify_all,
         )
 
@@ -362,6 +366,7 @@ class LogManager:
                 topic_id=topic_id,
                 on_io_error=self.handle_log_dir_failure,
                 producer_id_expiration_ms=self.producer_id_expiration_ms,
+                transaction_verification_enabled=self.transaction_verification_enabled,
             )
         except OSError as exc:
             # A half-made partition dir would be loaded (and adopted) at the next start.
@@ -418,6 +423,13 @@ class LogManager:
         self.producer_id_expiration_ms = expiration_ms
         for partition_log in self._all_logs():
             partition_log.producer_state.producer_id_expiration_ms = expiration_ms
+
+    def set_transaction_verification_enabled(self, enabled: bool) -> None:
+        """``transaction.partition.verification.enable`` changed (a dynamic broker config,
+        Kafka's ``DynamicProducerStateManagerConfig``): every open log and later ones."""
+        self.transaction_verification_enabled = enabled
+        for partition_log in self._all_logs():
+            partition_log.producer_state.transaction_verification_enabled = enabled
 
     # -- periodic work -------------------------------------------------------------------
 

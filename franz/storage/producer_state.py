@@ -48,6 +48,15 @@ every origin as Kafka 3.9's ``ProducerAppendInfo`` (no KIP-890 verification):
   and keeps its cached batches unless the epoch changed. A control batch without records
   changes nothing (its transaction was cleaned away).
 
+KIP-890 part 1 (``transaction_verification_enabled``, the broker's
+``transaction.partition.verification.enable``; ``franz.storage.verification`` has the guard):
+for ``CLIENT`` and ``COORDINATOR`` appends, a transactional data batch of a producer with no
+ongoing transaction in the partition must carry the producer's current verification guard,
+else ``InvalidTxnStateError`` ("Record was not part of an ongoing transaction"), checked
+after the duplicate check and before the sequence checks, as Kafka's
+``UnifiedLog.analyzeAndValidateProducerState``. Any transactional batch or marker of a
+producer clears its verification entry once written (Kafka's ``updateProducers``).
+
 Snapshots: ``franz.storage.producer_entry`` has the format (Kafka's ``PID_SNAPSHOT_MAP_SCHEMA``).
 A snapshot restores ongoing transactions (``CurrentTxnFirstOffset``).
 
@@ -96,6 +105,7 @@ from franz.storage.producer_entry import (
     write_snapshot,
 )
 from franz.storage.transactions import CompletedTxn, TransactionState, TxnMetadata
+from franz.storage.verification import VerificationGuard, VerificationStates
 
 __all__ = [
     "DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS",
@@ -121,6 +131,7 @@ DEFAULT_PRODUCER_ID_EXPIRATION_MS: Final = 86_400_000
 DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS: Final = 600_000
 
 _INT32_MAX: Final = 2**31 - 1
+_NONE: Final[frozenset[int]] = frozenset()
 
 
 class AppendOrigin(enum.Enum):
@@ -140,13 +151,16 @@ class ProducerAppendInfo:
     batch of the append was a duplicate; they are the cached batches, in request order.
     ``started``: the transactions the append begins; ``completed``: those its markers end,
     which the log indexes and completes once it is written
-    (``franz.storage.transactions.complete_transactions``).
+    (``franz.storage.transactions.complete_transactions``). ``transactional``: the producers
+    with a transactional batch or marker in the append, whose verification entries the
+    append clears (KIP-890).
     """
 
     updated: dict[int, ProducerStateEntry]
     duplicates: tuple[BatchMetadata, ...] = ()
     started: tuple[TxnMetadata, ...] = ()
     completed: tuple[CompletedTxn, ...] = ()
+    transactional: frozenset[int] = frozenset()
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -162,11 +176,18 @@ class ProducerStateManager:
         name: str,
         *,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        transaction_verification_enabled: bool = False,
     ) -> None:
         self.dir = directory
         self.name = name
         self.producer_id_expiration_ms = producer_id_expiration_ms
+        #: ``transaction.partition.verification.enable`` (Kafka's
+        #: ``ProducerStateManagerConfig.transactionVerificationEnabled``; the broker's
+        #: default is true, a bare log's false).
+        self.transaction_verification_enabled = transaction_verification_enabled
         self._producers: dict[int, ProducerStateEntry] = {}
+        #: KIP-890 verifications in progress (Kafka's ``verificationStates``).
+        self.verification_states = VerificationStates()
         #: Ongoing and unreplicated transactions (Kafka's ``ongoingTxns``/``unreplicatedTxns``).
         self.transactions = TransactionState()
         self._snapshots: list[int] = self._list_snapshots()
@@ -181,20 +202,46 @@ class ProducerStateManager:
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self._producers.get(producer_id)
 
+    def has_ongoing_transaction(self, producer_id: int) -> bool:
+        """Kafka 3.9's ``UnifiedLog.hasOngoingTransaction`` (by producer id only)."""
+        entry = self._producers.get(producer_id)
+        return entry is not None and entry.current_txn_first_offset >= 0
+
+    # -- KIP-890 verification ------------------------------------------------------------
+
+    def _check_verified(
+        self, batch: RecordBatchView, guard: VerificationGuard | None
+    ) -> None:
+        """Kafka's check in ``analyzeAndValidateProducerState``: a transactional data batch
+        of a producer with no ongoing transaction needs the producer's current guard."""
+        producer_id = batch.producer_id
+        if self.has_ongoing_transaction(producer_id):
+            return
+        if self.verification_states.guard(producer_id).verify(guard):
+            return
+        raise InvalidTxnStateError("Record was not part of an ongoing transaction")
+
     # -- appends -------------------------------------------------------------------------
 
     def prepare_append(
-        self, batches: Sequence[RecordBatchView], origin: AppendOrigin
+        self,
+        batches: Sequence[RecordBatchView],
+        origin: AppendOrigin,
+        verification_guard: VerificationGuard | None = None,
     ) -> ProducerAppendInfo:
         """Check ``batches`` (offsets already assigned) in order; nothing is changed yet.
 
         Raises the errors listed in the module docstring. Batches without a producer id pass
         through; control batches must be whole (their marker record is read).
+        ``verification_guard``: the guard the leader's KIP-890 verification returned (none:
+        the append was not verified).
         """
         updated: dict[int, ProducerStateEntry] = {}
         duplicates: list[BatchMetadata] = []
         started: list[TxnMetadata] = []
         completed: list[CompletedTxn] = []
+        transactional: set[int] = set()
+        verify = self.transaction_verification_enabled and origin is not AppendOrigin.REPLICATION
         fresh = 0
         for batch in batches:
             producer_id = batch.producer_id
@@ -210,10 +257,13 @@ class ProducerStateManager:
                     working = entry.copy() if entry is not None else ProducerStateEntry(producer_id)
                     updated[producer_id] = working
                 self._append_marker(working, batch, origin, completed)
+                if batch.is_transactional:
+                    transactional.add(producer_id)
                 fresh += 1
                 continue
             epoch = batch.producer_epoch
             first_seq = batch.base_sequence
+            is_txn = batch.is_transactional
             if origin is AppendOrigin.CLIENT:
                 if first_seq < 0:
                     raise InvalidRecordError(
@@ -226,9 +276,16 @@ class ProducerStateManager:
                     if duplicate is not None:
                         duplicates.append(duplicate)
                         continue
+                if is_txn and verify:
+                    self._check_verified(batch, verification_guard)
                 self._check_sequence(entry, producer_id, epoch, first_seq, batch.base_offset)
-            elif origin is AppendOrigin.COORDINATOR and entry is not None:
-                self._check_epoch(entry, epoch, batch.base_offset)
+            elif origin is AppendOrigin.COORDINATOR:
+                if is_txn and verify:
+                    self._check_verified(batch, verification_guard)
+                if entry is not None:
+                    self._check_epoch(entry, epoch, batch.base_offset)
+            if is_txn:
+                transactional.add(producer_id)
             working = updated.get(producer_id)
             if working is None:
                 working = entry.copy() if entry is not None else ProducerStateEntry(producer_id)
@@ -240,7 +297,13 @@ class ProducerStateManager:
                 f"an append to {self.name} mixes {len(duplicates)} duplicate batch(es) with "
                 f"{fresh} new one(s); producers send one batch per partition"
             )
-        return ProducerAppendInfo(updated, tuple(duplicates), tuple(started), tuple(completed))
+        return ProducerAppendInfo(
+            updated,
+            tuple(duplicates),
+            tuple(started),
+            tuple(completed),
+            frozenset(transactional) if transactional else _NONE,
+        )
 
     def _append_data(
         self, entry: ProducerStateEntry, batch: RecordBatchView, started: list[TxnMetadata]
@@ -354,6 +417,10 @@ class ProducerStateManager:
         self._producers.update(info.updated)
         for txn in info.started:
             self.transactions.start(txn)
+        if self.verification_states:
+            # Kafka's updateProducers: the transaction has its first offset, or is over.
+            for producer_id in info.transactional:
+                self.verification_states.clear(producer_id)
 
     def replay(
         self,
@@ -409,6 +476,7 @@ class ProducerStateManager:
         expired = [pid for pid, e in self._producers.items() if self._is_expired(e, now_ms)]
         for producer_id in expired:
             del self._producers[producer_id]
+        self.verification_states.remove_expired(now_ms, self.producer_id_expiration_ms)
         return len(expired)
 
     # -- snapshots -----------------------------------------------------------------------

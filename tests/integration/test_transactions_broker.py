@@ -2,7 +2,9 @@
 
 A raw-protocol "producer" (``tests.support.wire``) gets a producer id from InitProducerId
 (no transactional id), sends batches with the isTransactional bit under a transactional id
-(Kafka 3.9 without KIP-890 verification appends them), and ends each transaction with
+(the broker runs with ``transaction.partition.verification.enable=false``: Kafka 3.9 without
+KIP-890 verification appends them; ``test_txn_verification.py`` has the verified path), and
+ends each transaction with
 WriteTxnMarkers v1, as a transaction coordinator would. Real consumers then read:
 confluent-kafka at ``isolation.level`` read_committed / read_uncommitted and kcat with
 ``-X isolation.level=read_committed``. ListOffsets and DescribeProducers are asked on the
@@ -38,7 +40,9 @@ LIST_OFFSETS = 2
 @pytest.fixture(scope="module")
 def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     data_dir: Path = tmp_path_factory.mktemp("txn-broker")
-    proc = BrokerProcess(data_dir).start()
+    proc = BrokerProcess(
+        data_dir, overrides={"transaction.partition.verification.enable": "false"}
+    ).start()
     try:
         yield proc
     finally:

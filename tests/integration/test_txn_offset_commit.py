@@ -1,11 +1,14 @@
 """TxnOffsetCommit on a real broker process, on the wire (kio requests, exact codes).
 
-A producer id from InitProducerId (no transactional id needed for one) commits a group's
-offsets in a transaction: they are written to ``__consumer_offsets`` as a transactional
-batch of that producer, OffsetFetch keeps answering the last committed offsets (with
-``require_stable``, UNSTABLE_OFFSET_COMMIT, KIP-447), and a restart (SIGTERM, then SIGKILL)
-replays them as still pending. WriteTxnMarkers (27) to the group's partition then commits or
-aborts them, and restarts keep the outcome (Kafka 3.9's ``GroupMetadataManager``).
+A producer id from InitProducerId (no transactional id needed for one; the broker runs with
+``transaction.partition.verification.enable=false``, so no transaction coordinator is asked,
+as Kafka 3.9 without KIP-890's verification: ``test_txn_verification.py`` has the verified
+path) commits a group's offsets in a transaction: they are written to
+``__consumer_offsets`` as a transactional batch of that producer, OffsetFetch keeps
+answering the last committed offsets (with ``require_stable``, UNSTABLE_OFFSET_COMMIT,
+KIP-447), and a restart (SIGTERM, then SIGKILL) replays them as still pending.
+WriteTxnMarkers (27) to the group's partition then commits or aborts them, and restarts keep
+the outcome (Kafka 3.9's ``GroupMetadataManager``).
 
 ``test_markers_commit_and_abort_txn_offsets_across_restarts`` needs the broker's
 WriteTxnMarkers handler (issue 19, another change): it fails with an unanswered request until
@@ -40,7 +43,11 @@ GROUP = "txn-group"
 @pytest.fixture
 def broker(broker_factory: type[BrokerProcess], tmp_path: Path) -> Iterator[BrokerProcess]:
     proc = broker_factory(
-        tmp_path / "b", {"offsets.topic.num.partitions": str(OFFSETS_PARTITIONS)}
+        tmp_path / "b",
+        {
+            "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+            "transaction.partition.verification.enable": "false",
+        },
     ).start()
     create_topic(proc.bootstrap, TOPIC, 2)
     yield proc

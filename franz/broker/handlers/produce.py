@@ -31,23 +31,45 @@ Transactional produce (KIP-98): batches with the isTransactional attribute (bit 
 appended like idempotent ones; the partition's producer state opens the producer's
 transaction at its first such batch (the LSO stays there until the coordinator's marker,
 ``franz.broker.txn_markers``), and its errors map to Kafka's codes (INVALID_PRODUCER_EPOCH,
-OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE, ...; ``error_code_for``). As Kafka 3.9 with
-``transaction.partition.verification.enable=false`` (no KIP-890 verification), the broker
-does not ask the transaction coordinator whether the partition was added to the
-transaction. A request carrying transactional batches but no ``transactional_id`` is
-refused whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's ``handleProduceRequest``:
+OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE, ...; ``error_code_for``). A request
+carrying transactional batches but no ``transactional_id`` is refused whole with
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's ``handleProduceRequest``:
 ``hasTransactionalRecords`` and no authorized transactional id).
+
+KIP-890 part 1 (``transaction.partition.verification.enable``, default true; Kafka 3.9's
+``ReplicaManager.handleProduceAppend``): with a ``transactional_id``, the partitions with
+transactional batches (of one producer id and epoch, else every partition is
+INVALID_PRODUCER_ID_MAPPING, Kafka's ``InvalidPidMappingException``) whose producer has no
+transaction ongoing there are verified with the transaction coordinator
+(``franz.broker.txn_verification``) before the append, which then carries the partition's
+verification guard. A partition not verified is not appended; its error, as Kafka maps it:
+INVALID_TXN_STATE "Partition was not added to the transaction" (v3-10) or
+TRANSACTION_ABORTABLE without a message (v11+) when the coordinator does not have it in the
+transaction; NOT_ENOUGH_REPLICAS "Unable to verify the partition has been added to the
+transaction. Underlying error: <name>" for NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS,
+COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR and CONCURRENT_TRANSACTIONS (retriable errors old
+clients may not retry; NOT_ENOUGH_REPLICAS does not make them refresh metadata); the others
+(INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ...) as they come, without a message.
+Requests without a ``transactional_id`` (plain and idempotent producers) and partitions
+whose producer's transaction is already ongoing go straight to the append, in the request's
+turn. While a transactional Produce of a connection waits for its verification, the
+connection's next transactional Produce waits for it (``_verifying``): appends stay in
+arrival order, which idempotence needs, as Kafka's muted channel keeps them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
-from collections.abc import Awaitable
+import weakref
+from collections.abc import Awaitable, Coroutine
 from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.leader_routing import current_leader, leader_nodes, local_partition
 from franz.broker.topic_manager import validate_topic_name
+from franz.broker.txn_verification import VerificationResult
 from franz.cluster.replica_manager import ReplicaManager
 from franz.errors import (
     ApiError,
@@ -81,9 +103,100 @@ _TRANSACTIONAL_BIT = 0x10
 _LOG_OVERHEAD = 12
 #: Produce v3 introduced record batches (magic 2); v0-2 carry message sets of magic 0/1.
 FIRST_BATCH_VERSION = 3
+#: The first Produce version answered TRANSACTION_ABORTABLE (KIP-890; Kafka's
+#: ``genericError`` operation for ``apiVersion > 10``).
+TRANSACTION_ABORTABLE_VERSION = 11
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
+    if (
+        request.transactional_id is not None
+        and ctx.api_version >= FIRST_BATCH_VERSION
+        and ctx.services.config.get("transaction.partition.verification.enable")
+    ):
+        previous = _verifying.get(ctx.connection)
+        if previous is not None and not previous.done():
+            return _track(ctx, _after(previous, ctx, request))
+        return _verify_and_append(ctx, request, track=True)
+    return _append_all(ctx, request, None)
+
+
+#: Per connection, the transactional Produce still waiting for its verification (or waiting
+#: for one that is): the connection's next transactional Produce waits for it, so appends
+#: keep the arrival order that idempotence needs (``franz.network.connection``'s eager
+#: handling; Kafka mutes the channel until the response is sent).
+_verifying: weakref.WeakKeyDictionary[Any, asyncio.Future[HandlerResult]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _track(
+    ctx: RequestContext, work: Coroutine[Any, Any, HandlerResult]
+) -> asyncio.Future[HandlerResult]:
+    task = asyncio.ensure_future(work)
+    _verifying[ctx.connection] = task
+    return task
+
+
+async def _after(
+    previous: asyncio.Future[HandlerResult], ctx: RequestContext, request: Any
+) -> HandlerResult:
+    await asyncio.wait([previous])  # its outcome is its own request's
+    result = _verify_and_append(ctx, request, track=False)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _verify_and_append(
+    ctx: RequestContext, request: Any, *, track: bool
+) -> HandlerResult | Awaitable[HandlerResult]:
+    """KIP-890 (module docstring): start the verification of the request's transactional
+    partitions; append at once when none needs the coordinator."""
+    producer = _transactional_producer(ctx, request)
+    if producer is _MIXED_PRODUCERS:
+        return _refuse_all(
+            ctx,
+            request,
+            ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+            "Transactional records contained more than one producer ID",
+        )
+    if producer is None:
+        return _append_all(ctx, request, None)
+    producer_id, epoch, sequences = producer
+    started = ctx.services.txn_verifier.maybe_start_transaction_verification(
+        producer_id, epoch, sequences
+    )
+    if not started.guards:
+        return _append_all(ctx, request, started)
+    work = _verified(ctx, request, started, producer_id, epoch)
+    return _track(ctx, work) if track else work
+
+
+async def _verified(
+    ctx: RequestContext,
+    request: Any,
+    started: VerificationResult,
+    producer_id: int,
+    epoch: int,
+) -> HandlerResult:
+    """KIP-890: wait for the coordinator's verification, then append what it verified."""
+    verification = await ctx.services.txn_verifier.complete_transaction_verification(
+        request.transactional_id,
+        producer_id,
+        epoch,
+        started,
+        abortable=ctx.api_version >= TRANSACTION_ABORTABLE_VERSION,
+    )
+    result = _append_all(ctx, request, verification)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _append_all(
+    ctx: RequestContext, request: Any, verification: VerificationResult | None
+) -> HandlerResult | Awaitable[HandlerResult]:
     services = ctx.services
     acks = request.acks
     replica_manager = services.replica_manager
@@ -150,10 +263,20 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
                 failed = True
                 partition_responses.append(_error(index, routed, None))
                 continue
+            guard = None
+            if verification is not None:
+                refused = verification.errors.get(tp)
+                if refused is not None:
+                    failed = True
+                    partition_responses.append(_error(index, *_verification_error(refused)))
+                    continue
+                guard = verification.guards.get(tp)
             try:
                 if legacy:
                     records = _upconvert(records)
-                info = replica_manager.append(tp, records, required_acks=acks)
+                info = replica_manager.append(
+                    tp, records, required_acks=acks, verification_guard=guard
+                )
             except (InvalidRecordError, InvalidTimestampError) as exc:
                 failed = True
                 log.debug("produce to %s-%d failed: %s", name, index, exc)
@@ -273,6 +396,112 @@ def _has_transactional_records(request: Any) -> bool:
                     break  # corrupt: the append refuses it
                 position += _LOG_OVERHEAD + length
     return False
+
+
+#: The marker of a request whose transactional batches name more than one producer.
+_MIXED_PRODUCERS: Final[tuple[int, int, dict[TopicPartition, int]]] = (-1, -1, {})
+#: Offsets in a v2 batch header: producerId int64, producerEpoch int16, baseSequence int32.
+_PRODUCER_ID, _PRODUCER_EPOCH, _BASE_SEQUENCE = 43, 51, 53
+_HEADER_END = 61
+
+
+def _transactional_producer(
+    ctx: RequestContext, request: Any
+) -> tuple[int, int, dict[TopicPartition, int]] | None:
+    """Kafka's ``handleProduceAppend`` scan: the producer id and epoch of the batches with a
+    producer id and the isTransactional bit, and per partition holding some the first
+    batch's base sequence; None when there are none, ``_MIXED_PRODUCERS`` when they name
+    more than one (id, epoch). Partitions of unknown or internal topics are left to the
+    append loop's checks, as Kafka verifies only the entries that passed them."""
+    cache = ctx.services.metadata_cache
+    producers: set[tuple[int, int]] = set()
+    sequences: dict[TopicPartition, int] = {}
+    for topic_data in request.topic_data:
+        name = topic_data.name
+        if not cache.contains(name) or is_internal_topic(name):
+            continue
+        for partition_data in topic_data.partition_data:
+            records = partition_data.records
+            if not records:
+                continue
+            size = len(records)
+            position = 0
+            while position + _HEADER_END <= size:
+                producer_id = int.from_bytes(
+                    records[position + _PRODUCER_ID : position + _PRODUCER_EPOCH],
+                    "big",
+                    signed=True,
+                )
+                if records[position + _ATTRIBUTES_LOW] & _TRANSACTIONAL_BIT and producer_id >= 0:
+                    epoch = int.from_bytes(
+                        records[position + _PRODUCER_EPOCH : position + _BASE_SEQUENCE],
+                        "big",
+                        signed=True,
+                    )
+                    producers.add((producer_id, epoch))
+                    tp = TopicPartition(name, partition_data.index)
+                    if tp not in sequences:  # Kafka: records.firstBatch.baseSequence
+                        sequences[tp] = int.from_bytes(
+                            records[_BASE_SEQUENCE : _BASE_SEQUENCE + 4], "big", signed=True
+                        )
+                length = int.from_bytes(
+                    records[position + 8 : position + _LOG_OVERHEAD], "big", signed=True
+                )
+                if length < 0:
+                    break  # corrupt: the append refuses it
+                position += _LOG_OVERHEAD + length
+    if not producers:
+        return None
+    if len(producers) > 1:
+        return _MIXED_PRODUCERS
+    (producer_id, epoch), = producers
+    return producer_id, epoch, sequences
+
+
+def _verification_error(code: ErrorCode) -> tuple[ErrorCode, str | None]:
+    """A failed verification as Kafka's ``handleProduceAppend`` answers it (module
+    docstring): INVALID_TXN_STATE with its message, the retriable coordinator errors as
+    NOT_ENOUGH_REPLICAS, the rest unchanged and without a message."""
+    if code is ErrorCode.INVALID_TXN_STATE:
+        return code, "Partition was not added to the transaction"
+    if code in _RETRIABLE_VERIFICATION_ERRORS:
+        return ErrorCode.NOT_ENOUGH_REPLICAS, (
+            "Unable to verify the partition has been added to the transaction. "
+            f"Underlying error: {code.name}"
+        )
+    return code, None
+
+
+#: Verification errors Kafka 3.9 answers as NOT_ENOUGH_REPLICAS (no epoch-bump support).
+_RETRIABLE_VERIFICATION_ERRORS: Final = frozenset(
+    {
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+    }
+)
+
+
+def _refuse_all(
+    ctx: RequestContext, request: Any, code: ErrorCode, message: str
+) -> HandlerResult:
+    """Every partition ``code`` and ``message`` (Kafka's ``handleError`` of an exception
+    thrown by ``handleProduceAppend``: ``ProduceRequest.getErrorResponse`` with the
+    exception's message)."""
+    if request.acks == 0:
+        raise CloseConnection
+    responses = [
+        {
+            "name": topic_data.name,
+            "partition_responses": [
+                _error(p.index, code, message) for p in topic_data.partition_data
+            ],
+        }
+        for topic_data in request.topic_data
+    ]
+    return _body(ctx, responses, True)
 
 
 def _is_zstd(records: memoryview | bytes) -> bool:

@@ -15,21 +15,37 @@ OFFSET_METADATA_TOO_LARGE, the group's status (NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS) or the append's mapped error (COORDINATOR_NOT_AVAILABLE,
 NOT_COORDINATOR, INVALID_PRODUCER_EPOCH from the partition's producer state, ...).
 
+KIP-890 part 1 (``transaction.partition.verification.enable``, default true; Kafka 3.9's
+``GroupCoordinator.handleTxnCommitOffsets``): once the group's status is known, the group's
+``__consumer_offsets`` partition is verified with the transaction coordinator
+(``franz.broker.txn_verification``, as a Produce's partitions are) unless the producer's
+transaction is already ongoing there, and the transactional batch carries the verification
+guard. A partition not in the transaction is INVALID_TXN_STATE (v0-3) or
+TRANSACTION_ABORTABLE (v4+, Kafka's ``genericError`` for ``apiVersion >= 4``) for every
+partition of the request, and nothing is written; the coordinator's other failures as
+``maybeConvertOffsetCommitError`` maps them (NETWORK_EXCEPTION is
+COORDINATOR_LOAD_IN_PROGRESS, NOT_ENOUGH_REPLICAS COORDINATOR_NOT_AVAILABLE, ...).
+
 Not done (Kafka 3.9 does them): ACLs (Franz has no authorizer: TRANSACTIONAL_ID_ and
-GROUP_AUTHORIZATION_FAILED never arise), and KIP-890's verification that the transaction
-coordinator has the group's partition in the transaction
-(``transaction.partition.verification.enable``).
+GROUP_AUTHORIZATION_FAILED never arise).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.group.group import CommitRequest
-from franz.coordinator.group.offsets_topic import TopicPartitionKey
+from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC, TopicPartitionKey
+from franz.coordinator.group.txn_offsets import TransactionVerifier
+from franz.errors import ErrorCode
+from franz.protocol.records.batch import NO_SEQUENCE
+from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
+
+#: The first version answered TRANSACTION_ABORTABLE (KIP-890).
+TRANSACTION_ABORTABLE_VERSION: Final = 4
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
@@ -49,6 +65,7 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         generation_id=getattr(request, "generation_id", -1),
         group_instance_id=getattr(request, "group_instance_id", None),
         offsets=offsets,
+        verify=_verifier(ctx, request),
     )
     return {
         "throttle_time": 0,
@@ -66,3 +83,28 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             for topic in request.topics
         ],
     }
+
+
+def _verifier(ctx: RequestContext, request: Any) -> TransactionVerifier | None:
+    """KIP-890: Kafka's ``maybeStartTransactionVerificationForPartition`` for the group's
+    partition (base sequence -1: the coordinator's batch has none)."""
+    if not ctx.services.config.get("transaction.partition.verification.enable"):
+        return None
+    services = ctx.services
+    transactional_id = request.transactional_id
+    producer_id = int(request.producer_id)
+    epoch = int(request.producer_epoch)
+    abortable = ctx.api_version >= TRANSACTION_ABORTABLE_VERSION
+
+    async def verify(partition: int) -> tuple[ErrorCode, object | None]:
+        tp = TopicPartition(OFFSETS_TOPIC, partition)
+        verifier = services.txn_verifier
+        started = verifier.maybe_start_transaction_verification(
+            producer_id, epoch, {tp: NO_SEQUENCE}
+        )
+        done = await verifier.complete_transaction_verification(
+            transactional_id, producer_id, epoch, started, abortable=abortable
+        )
+        return done.errors.get(tp, ErrorCode.NONE), done.guards.get(tp)
+
+    return verify

@@ -729,14 +729,21 @@ class GroupCoordinator(TxnOffsetCommits):
         return group_metadata_record(group.group_id, group.metadata_value())
 
     async def _append(
-        self, group_id: str, records: list[Record], producer: tuple[int, int] | None = None
+        self,
+        group_id: str,
+        records: list[Record],
+        producer: tuple[int, int] | None = None,
+        verification_guard: object | None = None,
     ) -> int:
         """Append one batch to the group's partition; its base offset. A producer (id, epoch)
-        makes it a transactional batch of that producer (TxnOffsetCommit)."""
+        makes it a transactional batch of that producer (TxnOffsetCommit), with its KIP-890
+        ``verification_guard``."""
         batch = encode_records(
             records, self._clock.wall_ms(), self.config.compression, producer=producer
         )
-        return await self._log.append(self.partition_for(group_id), batch)
+        return await self._log.append(
+            self.partition_for(group_id), batch, verification_guard=verification_guard
+        )
 
 
 def _log_changes(before: GroupSnapshot, after: GroupSnapshot, event: states.Event) -> None:

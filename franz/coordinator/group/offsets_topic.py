@@ -125,9 +125,12 @@ class CoordinatorLog(Protocol):
     """Where the coordinator's records go: the broker appends a batch to a partition of
     ``__consumer_offsets`` and returns the batch's base offset once it is committed (raises
     ``ApiError`` otherwise, e.g. NOT_COORDINATOR when the partition moved, or the storage
-    error)."""
+    error). ``verification_guard``: the KIP-890 guard of a TxnOffsetCommit's transactional
+    batch (opaque here; ``franz.storage.verification``)."""
 
-    async def append(self, partition: int, batch: bytearray) -> int: ...
+    async def append(
+        self, partition: int, batch: bytearray, verification_guard: object | None = None
+    ) -> int: ...
 
 
 def offset_commit_record(group_id: str, tp: TopicPartitionKey, om: OffsetAndMetadata) -> Record:

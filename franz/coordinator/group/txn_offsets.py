@@ -29,7 +29,7 @@ module stays about membership and plain commits), which does the appends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Protocol
 
 from franz.coordinator.group import states
@@ -45,6 +45,7 @@ from franz.coordinator.group.states import GroupState
 from franz.errors import ApiError, ErrorCode
 
 __all__ = [
+    "TransactionVerifier",
     "TxnOffsetCommits",
     "complete",
     "fail",
@@ -54,9 +55,24 @@ __all__ = [
     "prepare",
     "remove_partitions",
     "remove_topic",
+    "verification_error",
 ]
 
 log = logging.getLogger(__name__)
+
+#: KIP-890: verifies the group's ``__consumer_offsets`` partition (its index) with the
+#: transaction coordinator; NONE and the append's guard, or the failure's code.
+TransactionVerifier = Callable[[int], Awaitable[tuple[ErrorCode, object | None]]]
+
+
+def verification_error(code: ErrorCode) -> ErrorCode:
+    """Kafka's ``GroupMetadataManager.maybeConvertOffsetCommitError`` for a failed
+    verification: NETWORK_EXCEPTION, which older clients may not retry, is
+    COORDINATOR_LOAD_IN_PROGRESS (a retry without a coordinator lookup); the rest as an
+    append's errors (``commit_error``)."""
+    if code is ErrorCode.NETWORK_EXCEPTION:
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    return commit_error(code)
 
 
 def prepare(
@@ -179,7 +195,11 @@ class _Coordinator(Protocol):
     ) -> tuple[dict[TopicPartitionKey, OffsetAndMetadata], dict[TopicPartitionKey, ErrorCode]]: ...
 
     async def _append(
-        self, group_id: str, records: list[Record], producer: tuple[int, int] | None = None
+        self,
+        group_id: str,
+        records: list[Record],
+        producer: tuple[int, int] | None = None,
+        verification_guard: object | None = None,
     ) -> int: ...
 
 
@@ -196,6 +216,7 @@ class TxnOffsetCommits:
         generation_id: int,
         group_instance_id: str | None,
         offsets: Mapping[TopicPartitionKey, CommitRequest],
+        verify: TransactionVerifier | None = None,
     ) -> dict[TopicPartitionKey, ErrorCode]:
         """TxnOffsetCommit (Kafka's ``handleTxnCommitOffsets``): the offsets go to the group's
         partition in a transactional batch of ``producer_id``/``producer_epoch`` and stay
@@ -208,6 +229,11 @@ class TxnOffsetCommits:
         in any state; a member identity (v3+, KIP-447) is checked as a heartbeat's
         (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION), without
         REBALANCE_IN_PROGRESS and without counting as a heartbeat.
+
+        ``verify`` (KIP-890, ``transaction.partition.verification.enable``): after the group's
+        status and before the member checks, the transaction coordinator must have the
+        group's ``__consumer_offsets`` partition in the transaction; a failure answers every
+        partition ``verification_error(code)``, and the append carries the guard.
         """
         results = {
             tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -218,6 +244,13 @@ class TxnOffsetCommits:
         if not known:
             return results
         error = self.group_status(group_id)
+        guard: object | None = None
+        if error is ErrorCode.NONE and verify is not None:
+            code, guard = await verify(self.partition_for(group_id))
+            # The partition may have moved while the coordinator answered.
+            error = verification_error(code) if code is not ErrorCode.NONE else (
+                self.group_status(group_id)
+            )
         group = self._group(group_id, create=True) if error is ErrorCode.NONE else None
         if group is not None:
             error = states.validate_offset_commit(
@@ -234,7 +267,9 @@ class TxnOffsetCommits:
             prepare(group, producer_id, accepted)
             records = offset_commit_records(group_id, accepted.items())
             try:
-                base = await self._append(group_id, records, (producer_id, producer_epoch))
+                base = await self._append(
+                    group_id, records, (producer_id, producer_epoch), guard
+                )
             except ApiError as exc:
                 fail(group, producer_id, accepted)
                 results.update(dict.fromkeys(accepted, commit_error(exc.code)))

@@ -298,18 +298,42 @@ class TransactionCoordinator:
         producer_epoch: int,
         partitions: Iterable[TopicPartition],
     ) -> dict[TopicPartition, ErrorCode]:
-        """``handleVerifyPartitionsInTransaction`` (KIP-890): each partition NONE if it is in
-        the ongoing transaction, INVALID_TXN_STATE if not; a producer error for all."""
+        """``handleVerifyPartitionsInTransaction`` (KIP-890, Kafka 3.9): each partition NONE
+        if it is in the transaction, TRANSACTION_ABORTABLE if not (the leader maps it to
+        INVALID_TXN_STATE for clients that predate it); for all of them INVALID_REQUEST (no
+        id), the id's lookup error, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, or
+        CONCURRENT_TRANSACTIONS while the transaction is being committed or aborted. A
+        pending transition is not checked, as in Kafka: partitions join the metadata once
+        their addition is written, and the append itself checks again."""
         wanted = list(partitions)
         if not transactional_id:
             return dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
-        current = self._check_producer(transactional_id, producer_id, producer_epoch)
+        current = self._verifiable(transactional_id, producer_id, producer_epoch)
         if isinstance(current, ErrorCode):
             return dict.fromkeys(wanted, current)
         added = current.metadata.topic_partitions
         return {
-            tp: ErrorCode.NONE if tp in added else ErrorCode.INVALID_TXN_STATE for tp in wanted
+            tp: ErrorCode.NONE if tp in added else ErrorCode.TRANSACTION_ABORTABLE
+            for tp in wanted
         }
+
+    def _verifiable(
+        self, transactional_id: str, producer_id: int, producer_epoch: int
+    ) -> CoordinatorEpochAndMetadata | ErrorCode:
+        """``_check_producer`` without the pending-transition check (verification's)."""
+        current = self.state.get(transactional_id)
+        if current is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if isinstance(current, ErrorCode):
+            return current
+        metadata = current.metadata
+        if metadata.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if metadata.producer_epoch != producer_epoch:
+            return ErrorCode.PRODUCER_FENCED
+        if metadata.state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        return current
 
     # --- EndTxn ----------------------------------------------------------------------------
 

@@ -38,7 +38,9 @@ class RecordingLog:
         self.next_offset: dict[int, int] = {}
         self.fail: Exception | None = None
 
-    async def append(self, partition: int, batch: bytearray) -> int:
+    async def append(
+        self, partition: int, batch: bytearray, verification_guard: object | None = None
+    ) -> int:
         if self.fail is not None:
             raise self.fail
         view = RecordBatchView(bytearray(batch))
