@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import uuid
@@ -210,7 +211,11 @@ class Broker:
         if self.zookeeper_connect is not None:
             # Followers copy their leaders' logs (Kafka's ReplicaFetcherManager).
             self.replica_manager.replica_fetcher_manager = ReplicaFetcherManager(
-                ReplicaFetcherConfig.from_broker_config(config.get, self.broker_id),
+                dataclasses.replace(
+                    ReplicaFetcherConfig.from_broker_config(config.get, self.broker_id),
+                    listener=self.inter_broker_listener,
+                    ssl_context=self.inter_broker_ssl_context,
+                ),
                 self.replica_manager,
                 self.metadata_cache,
                 lambda: self.broker_epoch,
