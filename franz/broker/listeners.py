@@ -20,6 +20,7 @@ with that listener's ``ssl.*`` keys (``inter_broker_ssl_context``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 
 from franz.config.broker import BrokerConfig
@@ -30,6 +31,8 @@ from franz.network.server import SocketServer, SocketServerConfig
 from franz.security.tls import TlsSettings, client_context, server_context
 
 __all__ = ["BrokerListeners"]
+
+log = logging.getLogger(__name__)
 
 
 class BrokerListeners:
@@ -47,6 +50,15 @@ class BrokerListeners:
         self.servers: dict[str, SocketServer] = {}
         siblings: list[SocketServer] = []
         for listener in self.config.listeners:
+            if listener.security_protocol.startswith("SASL_"):
+                # Until SaslHandshake/SaslAuthenticate are served (issue 20, part 3), say
+                # plainly that this listener authenticates no one.
+                log.warning(
+                    "listener %s is %s: SASL authentication is not served by this build; "
+                    "its clients are not authenticated",
+                    listener.name,
+                    listener.security_protocol,
+                )
             ssl_context = mapper = None
             if listener.is_ssl:
                 settings = TlsSettings(config.get, listener.name)

@@ -388,3 +388,35 @@ def test_bad_tls_configs_stop_the_broker(
     result = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert message in result.stderr, result.stderr
+
+
+def test_a_consumer_group_over_ssl_finds_its_coordinator_on_the_ssl_listener(
+    two_listeners: BrokerProcess, pki: Pki
+) -> None:
+    topic = f"tls-group-{uuid.uuid4().hex[:8]}"
+    batch = values("group")[:50]
+    produce_ssl("confluent", ssl_bootstrap(two_listeners), topic, pki, batch)
+    ssl_conf = {
+        "bootstrap.servers": ssl_bootstrap(two_listeners),
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(pki / "ca.pem"),
+    }
+    consumer = Consumer(
+        {**ssl_conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest",
+         "enable.auto.commit": False}
+    )  # fmt: skip
+    got: list[bytes] = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(got) < len(batch) and time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed([CTopicPartition(topic, 0)], timeout=30)
+    finally:
+        consumer.close()
+    assert got == batch
+    # FindCoordinator and OffsetCommit went through the SSL listener: the committed offset.
+    assert committed[0].offset == len(batch)
