@@ -12,7 +12,7 @@ Every server shares one ``ConnectionQuotas`` (``max.connections`` and
 ``max.connections.per.ip`` are broker-wide in Kafka); each keeps its own request memory pool.
 
 Advertised endpoints: ``advertised.listeners`` where set, else each listener with its bound
-port (port 0 binds an ephemeral one) and ``localhost`` for an empty or ``0.0.0.0`` host.
+port (port 0 binds an ephemeral one) and ``localhost`` for an empty host.
 When the inter-broker listener is SSL or SASL_SSL, this broker is a TLS client of the others
 with that listener's ``ssl.*`` keys (``inter_broker_ssl_context``).
 """
@@ -137,9 +137,7 @@ class BrokerListeners:
             port = listener.port
             if port == 0 and listener.name in bound:
                 port = bound[listener.name].port
-            host = listener.host
-            if not host or host == "0.0.0.0":
-                host = "localhost"
+            host = listener.host or "localhost"
             out.append(Listener(listener.name, host, port, listener.security_protocol))
         return out
 

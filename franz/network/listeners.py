@@ -7,7 +7,9 @@ Keys (Kafka 3.9, ZooKeeper mode):
 * ``listener.security.protocol.map``: ``NAME:PROTOCOL`` pairs; default
   ``PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL``.
 * ``advertised.listeners``: what clients and other brokers are told (default: ``listeners``);
-  its names must be among ``listeners``'; ``0.0.0.0`` may not be advertised.
+  its names must be among ``listeners``'; ``0.0.0.0`` may not be advertised (nor bound
+  without ``advertised.listeners``, as Kafka 3.9); an empty host binds every interface and
+  is advertised as ``localhost``.
 * ``inter.broker.listener.name`` or ``security.inter.broker.protocol`` (default PLAINTEXT:
   the listener named after the protocol), never both; it must be an advertised listener.
 
@@ -73,13 +75,18 @@ def parse_protocol_map(text: str) -> dict[str, str]:
         if not pair:
             continue
         name, sep, protocol = pair.partition(":")
-        protocol = protocol.strip().upper()
-        if not sep or not name.strip() or protocol not in SECURITY_PROTOCOLS:
+        if not sep or not name.strip():
+            # Kafka's message here is Java's substring failure; this one names the entry.
             raise InvalidConfigurationError(
-                f"Invalid value {text} for configuration listener.security.protocol.map: "
-                f"Map entry '{pair}' is not a listener name and one of "
-                f"{', '.join(SECURITY_PROTOCOLS)}"
+                "Error parsing configuration property 'listener.security.protocol.map': "
+                f"'{pair}' is not NAME:PROTOCOL"
             )
+        protocol = protocol.strip()
+        if protocol.upper() not in SECURITY_PROTOCOLS:
+            raise InvalidConfigurationError(
+                f"Invalid security protocol `{protocol}` defined in listener.security.protocol.map"
+            )
+        protocol = protocol.upper()
         mapping[name.strip().upper()] = protocol
     return mapping
 
@@ -98,8 +105,13 @@ def parse_listener(text: str, protocols: dict[str, str] | None = None) -> Listen
 
 
 def _endpoints(key: str, values: Sequence[str], protocols: dict[str, str]) -> list[Listener]:
-    listeners = [parse_listener(v, protocols) for v in values if v.strip()]
     text = ",".join(v.strip() for v in values)
+    try:
+        listeners = [parse_listener(v, protocols) for v in values if v.strip()]
+    except InvalidConfigurationError as exc:
+        raise InvalidConfigurationError(
+            f"Error creating broker listeners from '{text}': {exc}"
+        ) from exc
     names = [listener.name for listener in listeners]
     if len(set(names)) != len(names):
         raise InvalidConfigurationError(
@@ -110,13 +122,17 @@ def _endpoints(key: str, values: Sequence[str], protocols: dict[str, str]) -> li
         for listener in listeners:
             if listener.port != 0:
                 by_port.setdefault(listener.port, []).append(listener)
-        for same in by_port.values():
+        for port, same in by_port.items():
             v6 = [entry for entry in same if ":" in entry.host]
-            if len(same) > 1 and not (len(same) == 2 and len(v6) == 1):
+            if len(same) > 2:
                 raise InvalidConfigurationError(
-                    "requirement failed: Each listener must have a different port unless "
-                    "exactly one listener has an IPv4 address and the other listener has an "
-                    f"IPv6 address, listeners: {text}"
+                    "Each listener must have a different port unless exactly one listener has "
+                    f"an IPv4 address and the other IPv6 address, listeners: {text}, port: {port}"
+                )
+            if len(same) == 2 and len(v6) != 1:
+                raise InvalidConfigurationError(
+                    "requirement failed: If you have two listeners on the same port then one "
+                    f"needs to be IPv4 and the other IPv6, listeners: {text}, port: {port}"
                 )
     return listeners
 
@@ -158,7 +174,9 @@ class ListenerConfig:
                 f"{','.join(advertised_names)}. The valid options based on the current "
                 f"configuration are {','.join(names)}"
             )
-        if raw_advertised and any(listener.host == "0.0.0.0" for listener in advertised):
+        # Also when advertised.listeners is not set (Kafka 3.9 refuses listeners on 0.0.0.0
+        # then: the effective advertised listeners are the listeners).
+        if any(listener.host == "0.0.0.0" for listener in advertised):
             raise InvalidConfigurationError(
                 "requirement failed: advertised.listeners cannot use the nonroutable "
                 "meta-address 0.0.0.0. Use a routable IP address."

@@ -1,5 +1,6 @@
 """``listeners``, ``advertised.listeners``, ``listener.security.protocol.map`` and the
-inter-broker listener, checked with Kafka 3.9's ``KafkaConfig`` messages."""
+inter-broker listener, checked with Kafka 3.9's ``KafkaConfig`` messages (each message here
+was read from a Kafka 3.9.2 broker started with the same properties, ``kafka.Kafka``)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def test_advertised_listeners_replace_the_bound_ones() -> None:
         ),
         (
             {"listeners": "CLIENT://127.0.0.1:9093"},
-            "No security protocol defined for listener CLIENT",
+            "Error creating broker listeners from 'CLIENT://127.0.0.1:9093': No security "
+            "protocol defined for listener CLIENT",
         ),
         (
             {"listeners": "PLAINTEXT://127.0.0.1:9092,PLAINTEXT://127.0.0.1:9093"},
@@ -96,9 +98,9 @@ def test_advertised_listeners_replace_the_bound_ones() -> None:
         ),
         (
             {"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.2:9092"},
-            "requirement failed: Each listener must have a different port unless exactly one "
-            "listener has an IPv4 address and the other listener has an IPv6 address, "
-            "listeners: PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.2:9092",
+            "requirement failed: If you have two listeners on the same port then one needs to "
+            "be IPv4 and the other IPv6, listeners: PLAINTEXT://127.0.0.1:9092,"
+            "SSL://127.0.0.2:9092, port: 9092",
         ),
         (
             {
@@ -110,17 +112,23 @@ def test_advertised_listeners_replace_the_bound_ones() -> None:
             "based on the current configuration are PLAINTEXT",
         ),
         (
+            {"listeners": "PLAINTEXT://0.0.0.0:9092"},
+            "requirement failed: advertised.listeners cannot use the nonroutable meta-address "
+            "0.0.0.0. Use a routable IP address.",
+        ),
+        (
             {"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
             "requirement failed: advertised.listeners cannot use the nonroutable meta-address "
             "0.0.0.0. Use a routable IP address.",
         ),
         (
             {"listeners": "PLAINTEXT:/127.0.0.1:9092"},
-            "Unable to parse PLAINTEXT:/127.0.0.1:9092 to a broker endpoint",
+            "Error creating broker listeners from 'PLAINTEXT:/127.0.0.1:9092': Unable to parse "
+            "PLAINTEXT:/127.0.0.1:9092 to a broker endpoint",
         ),
         (
             {"listener.security.protocol.map": "PLAINTEXT:TLS"},
-            "Invalid value PLAINTEXT:TLS for configuration listener.security.protocol.map",
+            "Invalid security protocol `TLS` defined in listener.security.protocol.map",
         ),
     ],
 )
@@ -131,6 +139,24 @@ def test_bad_listener_configs_are_refused_with_kafkas_messages(
     with pytest.raises(InvalidConfigurationError) as info:
         ListenerConfig.from_config(config.get, config.is_set)
     assert str(info.value).startswith(message)
+
+
+def test_three_listeners_on_one_port_are_refused() -> None:
+    config = BrokerConfig(
+        {"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.2:9092,SASL_SSL://[::1]:9092"}
+    )
+    with pytest.raises(InvalidConfigurationError) as info:
+        ListenerConfig.from_config(config.get, config.is_set)
+    assert str(info.value) == (
+        "Each listener must have a different port unless exactly one listener has an IPv4 "
+        "address and the other IPv6 address, listeners: PLAINTEXT://127.0.0.1:9092,"
+        "SSL://127.0.0.2:9092,SASL_SSL://[::1]:9092, port: 9092"
+    )
+
+
+def test_ephemeral_ports_may_repeat() -> None:
+    lc = listener_config(listeners="PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0")
+    assert [x.port for x in lc.listeners] == [0, 0]
 
 
 def test_ipv4_and_ipv6_listeners_may_share_a_port() -> None:
