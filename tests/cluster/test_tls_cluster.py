@@ -12,6 +12,7 @@ nothing acknowledged is lost and the replicas end byte-identical.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e .")
 pytest.importorskip("confluent_kafka")
 
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.clients import run_kcat
@@ -153,3 +155,55 @@ def test_replication_over_tls_survives_a_leader_sigkill(tls_cluster: Cluster) ->
         return all(c == copies[0] for c in copies) and len(copies[0]) > 0
 
     eventually(replicas_identical, 60, "the replicas are byte-identical")
+
+
+def test_transaction_markers_reach_other_leaders_over_tls(tls_cluster: Cluster) -> None:
+    """A transaction over partitions led by every broker: the coordinator sends
+    WriteTxnMarkers to the other leaders on INTERNAL; a read_committed consumer sees every
+    record only if each partition got its commit marker."""
+    topic = f"tls-txn-{uuid.uuid4().hex[:8]}"
+    ids = sorted(tls_cluster.brokers)
+    admin = AdminClient({"bootstrap.servers": tls_cluster.bootstrap()})
+    assignment = [[ids[i], ids[(i + 1) % 3], ids[(i + 2) % 3]] for i in range(3)]
+    new = NewTopic(topic, 3, replica_assignment=assignment)
+    admin.create_topics([new], operation_timeout=30)[topic].result(60)
+    eventually(
+        lambda: all(
+            (partition_state(tls_cluster, topic, p) or {}).get("leader") == assignment[p][0]
+            for p in range(3)
+        ),
+        60,
+        f"{topic}: a leader on every broker",
+    )
+    producer = Producer(
+        {
+            "bootstrap.servers": tls_cluster.bootstrap(),
+            "transactional.id": f"tx-{topic}",
+            "transaction.timeout.ms": 30000,
+        }
+    )
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    for i in range(30):
+        producer.produce(topic, b"%d" % i, partition=i % 3)
+    producer.commit_transaction(60)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": tls_cluster.bootstrap(),
+            "group.id": f"verify-{topic}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    got: list[int] = []
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(3)])
+        deadline = time.monotonic() + 60
+        while len(got) < 30 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                got.append(int(message.value()))
+    finally:
+        consumer.close()
+    assert sorted(got) == list(range(30))
