@@ -420,3 +420,30 @@ def test_a_consumer_group_over_ssl_finds_its_coordinator_on_the_ssl_listener(
     assert got == batch
     # FindCoordinator and OffsetCommit went through the SSL listener: the committed offset.
     assert committed[0].offset == len(batch)
+
+
+def test_hundreds_of_refused_handshakes_leave_the_broker_serving(
+    mutual_tls: BrokerProcess, pki: Pki
+) -> None:
+    """Clients without a certificate, in a row: each is refused (TLS 1.3 lets the client
+    finish its side first, so the refusal shows as an alert or EOF on the first read), no
+    connection is left behind, and a good client is served right after."""
+    port = mutual_tls.ports["SSL"]
+    fds = Path(f"/proc/{mutual_tls.pid}/fd")
+    before = len(list(fds.iterdir()))
+    refused = 0
+    for _ in range(300):
+        try:
+            with _tls_connect(port, pki, None) as conn:
+                conn.sendall(b"\x00\x00\x00\x00")
+                if conn.recv(1) == b"":
+                    refused += 1
+        except (ssl.SSLError, OSError):
+            refused += 1
+    assert refused == 300
+    # The broker closed every refused socket (a few may still be closing: allow 5).
+    deadline = time.monotonic() + 15
+    while len(list(fds.iterdir())) > before + 5:
+        assert time.monotonic() < deadline, f"{len(list(fds.iterdir()))} fds, {before} before"
+        time.sleep(0.1)
+    assert kcat_metadata(ssl_bootstrap(mutual_tls), kcat_ssl(pki, "client"))["brokers"]
