@@ -38,8 +38,10 @@ models):
   connections a region is read with ``pread`` in ``TLS_COPY_CHUNK`` pieces and written to
   the transport, waiting while its write buffer is above the high-water mark: at most about
   one chunk plus the buffer limit is held per connection. PLAINTEXT keeps ``sendfile``.
-  Kernel TLS (``SSL_OP_ENABLE_KTLS``) is out of reach for the same reason: it needs OpenSSL
-  to own the socket, and Python 3.11 has no ``ssl.OP_ENABLE_KTLS`` either.
+  Kernel TLS (``SSL_OP_ENABLE_KTLS``, which would let ``sendfile`` work again) is out of
+  reach: it needs OpenSSL to own the socket (not memory BIOs), Python 3.11 has no
+  ``ssl.OP_ENABLE_KTLS``, and the kernel here offers no ``tls`` ULP
+  (``/proc/sys/net/ipv4/tcp_available_ulp`` lists ``mptcp`` only).
 * **Small responses are one write.** A response whose regions add up to at most
   ``INLINE_REGIONS_MAX`` bytes is read with ``pread`` (from the page cache) and written with
   its header in one ``transport.write``: one ``send`` and one TCP segment instead of a write,
@@ -82,8 +84,8 @@ Response = list[bytes | FileRegion]
 #: one piece (module docstring, "Small responses are one write").
 INLINE_REGIONS_MAX: Final = 32 * 1024
 #: Bytes read per ``pread`` when a region goes through TLS (module docstring, "TLS copies"):
-#: large enough that the per-call cost vanishes, small enough to stay in the CPU caches
-#: across the encryption (asyncio encrypts at most 256 KiB per ``SSLObject.write`` anyway).
+#: large enough that the per-call Python cost is small next to encrypting it, small enough
+#: that a connection holds little beyond the transport's own write buffer.
 TLS_COPY_CHUNK: Final = 256 * 1024
 
 
