@@ -41,6 +41,29 @@ def test_rfc2253_writes_email_address_as_its_oid_and_der_hex() -> None:
     assert rfc2253_name(subject) == "CN=a,1.2.840.113549.1.9.1=#16056140622e63"
 
 
+def test_rfc2253_equals_javas_x500_principal_name() -> None:
+    # getpeercert()["subject"] of a certificate made with openssl -multivalue-rdn -subj
+    # "/C=DE/ST=Berlin/L=Berlin/O=Franz, Inc./OU=a+OU=b/CN=#Smith \"J\" <x>;/
+    # emailAddress=js@example.com/DC=example/UID=js1", and what Java 17's
+    # X509Certificate.getSubjectX500Principal().getName() printed for that certificate.
+    subject = (
+        (("countryName", "DE"),),
+        (("stateOrProvinceName", "Berlin"),),
+        (("localityName", "Berlin"),),
+        (("organizationName", "Franz, Inc."),),
+        (("organizationalUnitName", "a"), ("organizationalUnitName", "b")),
+        (("commonName", '#Smith "J" <x>;'),),
+        (("emailAddress", "js@example.com"),),
+        (("domainComponent", "example"),),
+        (("userId", "js1"),),
+    )
+    java = (
+        "UID=js1,DC=example,1.2.840.113549.1.9.1=#160e6a73406578616d706c652e636f6d,"
+        'CN=\\#Smith \\"J\\" \\<x\\>\\;,OU=a+OU=b,O=Franz\\, Inc.,L=Berlin,ST=Berlin,C=DE'
+    )
+    assert rfc2253_name(subject) == java
+
+
 def test_default_rule_keeps_the_name() -> None:
     assert SslPrincipalMapper("DEFAULT").get_name("CN=alice,O=Franz") == "CN=alice,O=Franz"
 
