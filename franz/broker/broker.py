@@ -45,11 +45,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
-import re
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -59,6 +58,7 @@ from franz.broker.dispatcher import Dispatcher
 from franz.broker.dynamic_config import DynamicBrokerConfig
 from franz.broker.fetch_session import FetchSessionCache
 from franz.broker.handlers import alter_partition as alter_partition_handler
+from franz.broker.listeners import BrokerListeners
 from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
 from franz.broker.topic_manager import TopicManager
@@ -74,6 +74,7 @@ from franz.cluster.replication_quota import ReplicationQuotas
 from franz.config.broker import BrokerConfig
 from franz.config.properties import load_properties
 from franz.config.topic import LogConfig
+from franz.controller.context import EndPoint
 from franz.controller.shell.alter_partition import AlterPartitionResult
 from franz.controller.shell.auto_rebalance import AutoRebalanceConfig
 from franz.controller.shell.controller import Controller
@@ -93,9 +94,8 @@ from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import BrokerInfo
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.metrics import BrokerMetrics
-from franz.network.limits import parse_per_ip_overrides
+from franz.network.listeners import Listener, parse_listener
 from franz.network.sender import SenderConfig
-from franz.network.server import SocketServer, SocketServerConfig
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.kafka_uuid import uuid_to_str
 from franz.protocol.messages import build_response
@@ -103,7 +103,7 @@ from franz.protocol.records.compression import CompressionType
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_manager import LogManager
 
-__all__ = ["Broker", "Listener", "parse_listener"]
+__all__ = ["Broker", "Listener", "parse_listener"]  # the last two: franz.network.listeners
 
 log = logging.getLogger("franz.broker")
 
@@ -115,31 +115,6 @@ TICK_SECONDS = 1.0
 #: that does not answer (killed, not yet expired) must not hold the shutdown for long.
 CONTROLLER_DRAIN_TIMEOUT_S = 3.0
 
-_LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:]*):(?P<port>\d+)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Listener:
-    name: str
-    host: str
-    port: int
-
-    def uri(self, port: int | None = None) -> str:
-        return f"{self.name}://{self.host}:{self.port if port is None else port}"
-
-
-def parse_listener(text: str) -> Listener:
-    """``PLAINTEXT://host:port`` (Kafka's listener syntax; an empty host binds all)."""
-    match = _LISTENER.match(text.strip())
-    if not match:
-        raise InvalidConfigurationError(f"Unable to parse {text} to a broker endpoint")
-    name = match.group("name") or "PLAINTEXT"
-    if name != "PLAINTEXT":
-        raise InvalidConfigurationError(
-            f"listener {text}: only PLAINTEXT listeners are supported (no TLS or SASL yet)"
-        )
-    return Listener(name, match.group("host").strip("[]"), int(match.group("port")))
-
 
 class Broker:
     def __init__(self, config: BrokerConfig, clock: Clock | None = None) -> None:
@@ -147,14 +122,15 @@ class Broker:
         self.clock = clock or SystemClock()
         self.broker_id = config.broker_id
         self.rack: str | None = config.get("broker.rack")
-        listeners = config.get("listeners")
-        if len(listeners) != 1:
-            raise InvalidConfigurationError(
-                f"listeners={','.join(listeners)}: exactly one listener is supported"
-            )
-        self.listener = parse_listener(listeners[0])
-        advertised = config.get("advertised.listeners")
-        self._advertised = parse_listener(advertised[0]) if advertised else None
+        #: Every listener's socket server (``franz.broker.listeners``); checked first, so a
+        #: bad listener or TLS config stops the start before anything is opened.
+        self.listeners = BrokerListeners(
+            config, Dispatcher(self), _queued_max_request_bytes(config)
+        )
+        self.listener = self.listeners.config.listeners[0]
+        self.server = self.listeners.first
+        self.inter_broker_listener = self.listeners.inter_broker_listener
+        self.inter_broker_ssl_context = self.listeners.inter_broker_ssl_context
         self.fetch_max_bytes: int = config.get("fetch.max.bytes")
         self.fetch_sessions = FetchSessionCache(
             config.get("max.incremental.fetch.session.cache.slots"), clock=self.clock
@@ -239,7 +215,11 @@ class Broker:
         if self.zookeeper_connect is not None:
             # Followers copy their leaders' logs (Kafka's ReplicaFetcherManager).
             self.replica_manager.replica_fetcher_manager = ReplicaFetcherManager(
-                ReplicaFetcherConfig.from_broker_config(config.get, self.broker_id),
+                dataclasses.replace(
+                    ReplicaFetcherConfig.from_broker_config(config.get, self.broker_id),
+                    listener=self.inter_broker_listener,
+                    ssl_context=self.inter_broker_ssl_context,
+                ),
                 self.replica_manager,
                 self.metadata_cache,
                 lambda: self.broker_epoch,
@@ -281,9 +261,8 @@ class Broker:
         )
         # The transaction coordinator (issue 19) follows __transaction_state's leaders.
         self.txn_log = TransactionTopicLog(config, self.topic_manager)
-        self.txn_marker_channel = TxnMarkerChannel(
-            lambda: self, lambda: self.config.get("inter.broker.listener.name") or "PLAINTEXT"
-        )
+        self.txn_marker_channel = TxnMarkerChannel(lambda: self, lambda: self.inter_broker_listener)
+        self.txn_marker_channel.ssl_context = self.inter_broker_ssl_context
         self.txn_coordinator = TransactionCoordinator(
             TransactionConfig.from_broker_config(config.get),
             TransactionStateManager(
@@ -302,24 +281,6 @@ class Broker:
         )
         self._last_offsets_expiry_ms = self.clock.wall_ms()
         self._background: set[asyncio.Task[None]] = set()
-        self.server = SocketServer(
-            SocketServerConfig(
-                host=self.listener.host or "0.0.0.0",
-                port=self.listener.port,
-                socket_request_max_bytes=config.get("socket.request.max.bytes"),
-                connections_max_idle_ms=config.get("connections.max.idle.ms"),
-                request_receive_timeout_ms=config.get("socket.request.receive.timeout.ms"),
-                max_in_flight_requests=config.get("queued.max.requests"),
-                queued_max_request_bytes=_queued_max_request_bytes(config),
-                max_connections=config.get("max.connections"),
-                max_connections_per_ip=config.get("max.connections.per.ip"),
-                max_connections_per_ip_overrides=parse_per_ip_overrides(
-                    config.get("max.connections.per.ip.overrides")
-                ),
-                backlog=config.get("socket.listen.backlog.size"),
-            ),
-            Dispatcher(self),
-        )
         #: Kafka's replication metrics, on ``metrics.listener`` (``franz.metrics``).
         self.metrics = BrokerMetrics(
             self.broker_id,
@@ -348,7 +309,7 @@ class Broker:
     async def _halt_after_answering(self) -> None:
         self.replica_manager.begin_shutdown()
         try:
-            await self.server.shutdown()
+            await self.listeners.shutdown()
         finally:
             log.critical(
                 "franz broker %d halted: no log dir is online (exit code 1); free space or "
@@ -391,28 +352,22 @@ class Broker:
     async def _register_and_elect(self) -> None:
         """``/brokers/ids/<id>`` with the bound endpoint, then the controller election."""
         assert self.zk is not None
-        host, port = self.advertised_address
-        name = self.listener.name
+        advertised = self.listeners.advertised()
         info = BrokerInfo(
             broker_id=self.broker_id,
-            endpoints=(f"{name}://{host}:{port}",),
-            security_protocols={name: "PLAINTEXT"},
+            endpoints=tuple(listener.uri() for listener in advertised),
+            security_protocols={e.name: e.security_protocol for e in advertised},
             rack=self.rack,
             timestamp_ms=self.clock.wall_ms(),
         )
-        inter_broker = self.config.get("inter.broker.listener.name") or name
-        if inter_broker != name:
-            raise InvalidConfigurationError(
-                "inter.broker.listener.name must be a listener name defined in "
-                f"advertised.listeners. The valid options based on currently configured "
-                f"listeners are {name}"
-            )
+        inter_broker = self.inter_broker_listener
         self.controller = Controller(
             self.zk,
             self.broker_id,
             sender_config=SenderConfig(
                 client_id=f"broker-{self.broker_id}-controller",
                 request_timeout=self.config.get("controller.socket.timeout.ms") / 1000,
+                ssl_context=self.inter_broker_ssl_context,
             ),
             inter_broker_listener=inter_broker,
             auto_rebalance=AutoRebalanceConfig.from_broker_config(self.config.get),
@@ -430,6 +385,7 @@ class Broker:
         self.controller.start()
         await self.zk_session.start()
         self.alter_partition_manager.listener = inter_broker
+        self.alter_partition_manager.ssl_context = self.inter_broker_ssl_context
         self.alter_partition_manager.start()
 
     async def _leave_zookeeper(self) -> None:
@@ -449,7 +405,8 @@ class Broker:
             max_retries=self.config.get("controlled.shutdown.max.retries"),
             retry_backoff_ms=self.config.get("controlled.shutdown.retry.backoff.ms"),
             socket_timeout_ms=self.config.get("controller.socket.timeout.ms"),
-            listener=self.config.get("inter.broker.listener.name") or self.listener.name,
+            listener=self.inter_broker_listener,
+            ssl_context=self.inter_broker_ssl_context,
         )
         try:
             await controlled_shutdown(config, self.metadata_cache, self.broker_epoch)
@@ -499,12 +456,16 @@ class Broker:
         return build_response(ApiKey.ALTER_PARTITION, version, body)
 
     def _publish_live_brokers(self) -> None:
-        """Embedded mode, once listening (the endpoint carries the bound port): the
-        controller announces this broker, the only live one, with its endpoint."""
-        host, port = self.advertised_address
+        """Embedded mode, once listening (the endpoints carry the bound ports): the
+        controller announces this broker, the only live one, with its endpoints."""
         controller = self.topic_manager.controller
         if controller is not None:
-            controller.broker_listening(host, port)
+            controller.broker_listening(
+                [
+                    EndPoint(e.name, e.host, e.port, BrokerListeners.protocol_id(e))
+                    for e in self.listeners.advertised()
+                ]
+            )
 
     def _reconfigure(self, config: BrokerConfig) -> None:
         """A dynamic broker config changed: ``config`` is the new effective one. Applied live:
@@ -546,12 +507,9 @@ class Broker:
 
     @property
     def advertised_address(self) -> tuple[str, int]:
-        if self._advertised is not None:
-            return self._advertised.host, self._advertised.port
-        host = self.listener.host or "localhost"
-        if host == "0.0.0.0":
-            host = "localhost"
-        return host, self.server.bound_port or self.listener.port
+        """The first advertised listener's (host, port)."""
+        first = self.listeners.advertised()[0]
+        return first.host, first.port
 
     async def start(self) -> None:
         Path(self._store_path.parent).mkdir(parents=True, exist_ok=True)
@@ -574,7 +532,7 @@ class Broker:
             self.txn_log.load_into(self.txn_coordinator)
             self.group_coordinator.arm_all()
             await self.metrics.start()
-            await self.server.start()
+            await self.listeners.start()
             if self.zk is None:
                 self._publish_live_brokers()
                 self.alter_partition_manager.start()
@@ -582,7 +540,7 @@ class Broker:
                 await self._register_and_elect()
         except BaseException:
             await self._leave_zookeeper()
-            await self.server.shutdown()
+            await self.listeners.shutdown()
             await self.metrics.stop()
             self.log_manager.shutdown()
             raise
@@ -595,7 +553,7 @@ class Broker:
         log.info(
             "franz broker %d started: listener %s, log dirs %s, %d partition(s), %s%s",
             self.broker_id,
-            self.listener.uri(self.server.bound_port),
+            self.listeners.uris(),
             ", ".join(str(d) for d in self.log_manager.log_dirs),
             len(self.replica_manager.partitions),
             "embedded metadata"
@@ -642,7 +600,7 @@ class Broker:
         self.txn_marker_channel.close()
         self.txn_verifier.close()
         await self._leave_zookeeper()
-        await self.server.shutdown()
+        await self.listeners.shutdown()
         await self.metrics.stop()
         for task in (self._ticker, self._isr_expiration):
             if task is not None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from dataclasses import dataclass
 
@@ -56,6 +57,8 @@ class ControlledShutdownConfig:
     retry_backoff_ms: int
     socket_timeout_ms: int
     listener: str = "PLAINTEXT"
+    #: TLS to the inter-broker listener (SSL, SASL_SSL), else None.
+    ssl_context: ssl.SSLContext | None = None
 
 
 async def controlled_shutdown(
@@ -98,6 +101,7 @@ async def controlled_shutdown(
                             controller.port,
                             connect_timeout=timeout,
                             handshake=False,
+                            ssl=config.ssl_context,
                             client_id=str(config.broker_id),
                             request_timeout=timeout,
                         )

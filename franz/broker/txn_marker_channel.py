@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -61,6 +62,8 @@ class TxnMarkerChannel:
         self._listener = listener
         self._timeout = request_timeout_s
         self._connections: dict[int, KafkaClientConnection] = {}
+        #: TLS to the inter-broker listener (SSL, SASL_SSL; set by the broker), else None.
+        self.ssl_context: ssl.SSLContext | None = None
 
     async def write_markers(
         self,
@@ -161,6 +164,7 @@ class TxnMarkerChannel:
             node.port,
             connect_timeout=self._timeout,
             handshake=True,
+            ssl=self.ssl_context,
             client_id=f"broker-{self._services().broker_id}-txn-marker-sender",
             request_timeout=self._timeout,
         )

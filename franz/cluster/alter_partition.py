@@ -52,6 +52,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import ssl
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -149,6 +150,8 @@ class AlterPartitionManager:
         self.metadata_cache = metadata_cache
         self.broker_epoch = broker_epoch
         self.listener = listener
+        #: TLS to the inter-broker listener (SSL, SASL_SSL), else None.
+        self.ssl_context: ssl.SSLContext | None = None
         self.request_timeout = request_timeout
         self.retry_backoff = retry_backoff
         self.retry_backoff_max = retry_backoff_max
@@ -284,6 +287,7 @@ class AlterPartitionManager:
                 node.port,
                 connect_timeout=self.request_timeout,
                 handshake=True,
+                ssl=self.ssl_context,
                 client_id=f"broker-{self.broker_id}-alter-partition",
                 request_timeout=self.request_timeout,
             )

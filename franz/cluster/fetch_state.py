@@ -8,6 +8,7 @@ cutting of a response, and where a follower truncates on a ``diverging_epoch`` a
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -89,6 +90,8 @@ class ReplicaFetcherConfig:
     socket_receive_buffer_bytes: int = 65536
     #: ``inter.broker.listener.name``: the leader's endpoint to connect to.
     listener: str = "PLAINTEXT"
+    #: TLS to that listener (SSL, SASL_SSL), else None.
+    ssl_context: ssl.SSLContext | None = None
 
     @classmethod
     def from_broker_config(cls, get: Callable[[str], Any], broker_id: int) -> ReplicaFetcherConfig:
@@ -102,7 +105,11 @@ class ReplicaFetcherConfig:
             fetch_backoff_ms=get("replica.fetch.backoff.ms"),
             socket_timeout_ms=get("replica.socket.timeout.ms"),
             socket_receive_buffer_bytes=get("replica.socket.receive.buffer.bytes"),
-            listener=get("inter.broker.listener.name") or "PLAINTEXT",
+            # Kafka: without inter.broker.listener.name, the listener named after
+            # security.inter.broker.protocol.
+            listener=get("inter.broker.listener.name")
+            or get("security.inter.broker.protocol")
+            or "PLAINTEXT",
         )
 
 

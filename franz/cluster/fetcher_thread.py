@@ -620,6 +620,7 @@ class ReplicaFetcher:
             node.host,
             node.port,
             connect_timeout=self.config.socket_timeout_ms / 1000,
+            ssl=self.config.ssl_context,
             client_id=f"broker-{self.config.broker_id}-fetcher-{self.fetcher_id}",
             request_timeout=self.config.socket_timeout_ms / 1000,
             max_in_flight=1,

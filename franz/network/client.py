@@ -25,6 +25,9 @@ Rules this file keeps (Kafka's ``NetworkClient`` and ``Selector`` are the model)
 * **Close** fails every pending request at once with ``ConnectionClosedError`` naming the
   reason; ``wait_closed`` returns when the transport is gone. No task is left behind: the
   connection creates none (timers are ``call_later`` handles, cancelled on completion).
+* **TLS**: ``ssl`` (the inter-broker listener's client context, ``franz.security.tls``)
+  wraps the connection; the handshake counts against ``connect_timeout`` and a failed one
+  is a ``ClientConnectionError`` like any other connect failure.
 * **Failures are exceptions** of ``ClientConnectionError``: the caller (``BrokerSender``)
   decides to reconnect and retry. Error codes inside responses are not looked at here.
 """
@@ -35,6 +38,7 @@ import asyncio
 import collections
 import logging
 import socket
+import ssl as _ssl
 from typing import Any, Final
 
 from franz import __version__
@@ -133,6 +137,7 @@ class KafkaClientConnection(asyncio.Protocol):
         *,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         handshake: bool = True,
+        ssl: _ssl.SSLContext | None = None,
         **options: Any,
     ) -> KafkaClientConnection:
         """Open a connection (and make the ApiVersions handshake unless ``handshake`` is
@@ -143,7 +148,12 @@ class KafkaClientConnection(asyncio.Protocol):
         connection = cls(address, **options)
         try:
             async with asyncio.timeout(connect_timeout):
-                await loop.create_connection(lambda: connection, host, port)
+                if ssl is None:
+                    await loop.create_connection(lambda: connection, host, port)
+                else:
+                    await loop.create_connection(
+                        lambda: connection, host, port, ssl=ssl, server_hostname=host
+                    )
                 if handshake:
                     await connection._handshake()
         except TimeoutError:

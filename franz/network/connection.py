@@ -33,6 +33,15 @@ models):
   before them is on the wire. A region that comes back short (the segment was truncated
   under us) leaves the stream unframeable, so the connection is closed (Kafka's
   ``FileRecords.writeTo`` does the same).
+* **TLS copies.** ``sendfile`` cannot go through TLS (OpenSSL encrypts in user space:
+  asyncio's SSL transport runs OpenSSL over memory BIOs), so on SSL and SASL_SSL
+  connections a region is read with ``pread`` in ``TLS_COPY_CHUNK`` pieces and written to
+  the transport, waiting while its write buffer is above the high-water mark: at most about
+  one chunk plus the buffer limit is held per connection. PLAINTEXT keeps ``sendfile``.
+  Kernel TLS (``SSL_OP_ENABLE_KTLS``, which would let ``sendfile`` work again) is out of
+  reach: it needs OpenSSL to own the socket (not memory BIOs), Python 3.11 has no
+  ``ssl.OP_ENABLE_KTLS``, and the kernel here offers no ``tls`` ULP
+  (``/proc/sys/net/ipv4/tcp_available_ulp`` lists ``mptcp`` only).
 * **Small responses are one write.** A response whose regions add up to at most
   ``INLINE_REGIONS_MAX`` bytes is read with ``pread`` (from the page cache) and written with
   its header in one ``transport.write``: one ``send`` and one TCP segment instead of a write,
@@ -59,6 +68,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 from franz.protocol.fetch import FileRegion
 from franz.protocol.framing import FrameDecoder, FramingError
 from franz.security.principal import ANONYMOUS, KafkaPrincipal
+from franz.security.tls_principal import NoMatchingRuleError, ssl_principal
 
 if TYPE_CHECKING:
     from franz.network.server import SocketServer
@@ -73,6 +83,10 @@ Response = list[bytes | FileRegion]
 #: Responses whose file regions add up to at most this many bytes are copied and written in
 #: one piece (module docstring, "Small responses are one write").
 INLINE_REGIONS_MAX: Final = 32 * 1024
+#: Bytes read per ``pread`` when a region goes through TLS (module docstring, "TLS copies"):
+#: large enough that the per-call Python cost is small next to encrypting it, small enough
+#: that a connection holds little beyond the transport's own write buffer.
+TLS_COPY_CHUNK: Final = 256 * 1024
 
 
 class CloseConnection(Exception):
@@ -142,7 +156,13 @@ class KafkaConnection(asyncio.Protocol):
         #: Who the peer is (``User:ANONYMOUS`` until TLS or SASL says otherwise).
         self.principal: KafkaPrincipal = ANONYMOUS
         #: The listener this connection came in on (Kafka's ``RequestContext.listenerName``).
-        self.listener_name = "PLAINTEXT"
+        self.listener_name = server.config.listener_name
+        #: Its security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), for SASL.
+        self.security_protocol: str = server.config.security_protocol
+        #: TLS on this connection: file regions are copied, not sent with ``sendfile``.
+        self.tls = False
+        self._writable = asyncio.Event()
+        self._writable.set()
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 
@@ -158,8 +178,22 @@ class KafkaConnection(asyncio.Protocol):
             self.peer = f"{peer[0]}:{peer[1]}"
         if local:
             self.connection_id = f"{local[0]}:{local[1]}-{self.peer}"
+        ssl_object = transport.get_extra_info("ssl_object")
+        if ssl_object is not None:
+            self.tls = True
+            try:
+                self.principal = ssl_principal(
+                    ssl_object.getpeercert(), self._server.principal_mapper
+                )
+            except (NoMatchingRuleError, ValueError) as exc:
+                # DefaultKafkaPrincipalBuilder: "Failed to map name ... based on SSL principal
+                # mapping rules": the connection fails authentication.
+                log.info("Failed authentication with /%s (%s)", self.peer_ip, exc)
+                self._server.register(self)
+                self.close()
+                return
         self._server.register(self)
-        log.debug("connection from %s", self.peer)
+        log.debug("connection from %s (%s)", self.peer, self.principal)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
@@ -176,10 +210,12 @@ class KafkaConnection(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._write_paused = True
+        self._writable.clear()
         self._update_reading()
 
     def resume_writing(self) -> None:
         self._write_paused = False
+        self._writable.set()
         self._update_reading()
 
     def data_received(self, data: bytes) -> None:
@@ -215,7 +251,9 @@ class KafkaConnection(asyncio.Protocol):
         if not self._queue and self._writer is None:
             return None
         self._closing_after_flush = True
-        return True
+        # asyncio's TLS transport cannot stay half-open: it closes after this returns,
+        # flushing what was written; responses still being computed are dropped.
+        return None if self.tls else True
 
     # -- request memory and receive timeout -----------------------------------------------
 
@@ -396,14 +434,19 @@ class KafkaConnection(asyncio.Protocol):
                 if isinstance(chunk, bytes):
                     transport.write(chunk)
                     continue
-                sent = await loop.sendfile(
-                    transport,
-                    _FdFile(chunk.fd),  # type: ignore[arg-type]
-                    chunk.position,
-                    chunk.size,
-                    # Never the read+write fallback: a socket that refuses sendfile is gone.
-                    fallback=False,
-                )
+                if self.tls:
+                    sent = await self._copy_region(transport, chunk)
+                    if sent < 0:
+                        return
+                else:
+                    sent = await loop.sendfile(
+                        transport,
+                        _FdFile(chunk.fd),  # type: ignore[arg-type]
+                        chunk.position,
+                        chunk.size,
+                        # Never the read+write fallback: a socket that refuses sendfile is gone.
+                        fallback=False,
+                    )
                 if sent != chunk.size:
                     log.warning(
                         "sent %d of %d bytes of a file region to %s (file truncated); "
@@ -422,6 +465,23 @@ class KafkaConnection(asyncio.Protocol):
             self._writer = None
         if not self._closing:
             self._pump()
+
+    async def _copy_region(self, transport: asyncio.Transport, region: FileRegion) -> int:
+        """A file region through TLS (module docstring, "TLS copies"): the bytes sent, or -1
+        when the connection closed meanwhile."""
+        fd, position, end = region.fd, region.position, region.position + region.size
+        writable = self._writable
+        while position < end:
+            if not writable.is_set():
+                await writable.wait()
+            if self._closing or transport.is_closing():
+                return -1
+            data = os.pread(fd, min(TLS_COPY_CHUNK, end - position), position)
+            if not data:
+                break
+            transport.write(data)
+            position += len(data)
+        return position - region.position
 
     def _update_reading(self) -> None:
         transport = self._transport

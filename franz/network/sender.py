@@ -33,6 +33,7 @@ import collections
 import contextlib
 import logging
 import random
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -92,6 +93,8 @@ class SenderConfig:
     reconnect_backoff_max: float = 1.0
     #: The controller fixes versions itself (no ApiVersions), as Kafka's does.
     handshake: bool = False
+    #: TLS to the inter-broker listener (SSL, SASL_SSL), else None.
+    ssl_context: ssl.SSLContext | None = None
 
 
 @dataclass(slots=True)
@@ -224,6 +227,7 @@ class BrokerSender:
                     port,
                     connect_timeout=self.config.connect_timeout,
                     handshake=self.config.handshake,
+                    ssl=self.config.ssl_context,
                     client_id=self.config.client_id,
                     request_timeout=self.config.request_timeout,
                     max_in_flight=1,

@@ -16,6 +16,14 @@ Limits (Kafka's ``SocketServer``/``Acceptor``/``ConnectionQuotas``; see ``franz.
   closed at once with Kafka's log line ("Rejected connection from ...").
 * ``queued.max.request.bytes``: one ``MemoryPool`` shared by every connection; a connection
   refused memory is muted and queued here, and resumed in order as memory is released.
+* TLS (SSL and SASL_SSL listeners, ``franz.security.tls``): the handshake runs in a task of
+  its own per connection (``ssl.handshake`` bounded by ``TLS_HANDSHAKE_TIMEOUT_S``), so a
+  slow or hostile peer never holds the acceptor; a failed handshake (no certificate where
+  one is required, an untrusted or expired one) closes that socket only, logged as Kafka's
+  "Failed authentication with ... (SSL handshake failed)".
+* Several listeners (``listeners``) are several ``SocketServer``s sharing one
+  ``ConnectionQuotas`` (``max.connections`` is broker-wide, as Kafka's); each has its own
+  ``MemoryPool`` (``queued.max.request.bytes`` then bounds each listener, not the broker).
 * ``connections.max.idle.ms`` closes connections with nothing in flight and nothing
   received for that long; ``socket.request.receive.timeout.ms`` (Franz's key: Kafka has no
   such bound) closes a connection whose request started arriving longer ago than that, so a
@@ -30,11 +38,13 @@ import contextlib
 import functools
 import logging
 import socket
+import ssl
 import time
 from dataclasses import dataclass, field
 
 from franz.network.connection import KafkaConnection, RequestHandler
 from franz.network.limits import ConnectionQuotas, MemoryPool
+from franz.security.tls_principal import SslPrincipalMapper
 
 __all__ = ["SocketServer", "SocketServerConfig"]
 
@@ -42,6 +52,9 @@ log = logging.getLogger(__name__)
 
 #: How long the acceptor rests after accept() fails (EMFILE, ENFILE...), as asyncio's own.
 ACCEPT_RETRY_DELAY_S = 1.0
+#: How long a TLS handshake may take (Python's default is 60 s; Kafka bounds it by
+#: ``connections.max.idle.ms``, which the reaper cannot see before the handshake is done).
+TLS_HANDSHAKE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,19 +82,36 @@ class SocketServerConfig:
     backlog: int = 50
     #: How long shutdown waits for in-flight requests.
     shutdown_timeout_s: float = 10.0
+    #: The listener's name and security protocol (``listener.security.protocol.map``).
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
 
 
 class SocketServer:
-    def __init__(self, config: SocketServerConfig, handler: RequestHandler) -> None:
+    def __init__(
+        self,
+        config: SocketServerConfig,
+        handler: RequestHandler,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        principal_mapper: SslPrincipalMapper | None = None,
+        quotas: ConnectionQuotas | None = None,
+    ) -> None:
         self.config = config
         self.handler = handler
+        #: TLS listeners: the context and ``ssl.principal.mapping.rules``.
+        self.ssl_context = ssl_context
+        self.principal_mapper = principal_mapper or SslPrincipalMapper()
         self.connections: set[KafkaConnection] = set()
         self.memory_pool = MemoryPool(config.queued_max_request_bytes)
-        self.quotas = ConnectionQuotas(
+        self.quotas = quotas or ConnectionQuotas(
             config.max_connections,
             config.max_connections_per_ip,
             config.max_connections_per_ip_overrides,
         )
+        #: The servers sharing ``quotas`` (this one included): a slot freed here wakes them.
+        self.siblings: list[SocketServer] = [self]
+        self._handshakes: set[asyncio.Task[None]] = set()
         #: Connections muted until the memory pool has room, in the order they asked.
         self._waiting_for_memory: collections.OrderedDict[KafkaConnection, None] = (
             collections.OrderedDict()
@@ -134,14 +164,44 @@ class SocketServer:
                 )
                 client.close()
                 continue
-            try:
+            if self.ssl_context is not None:
+                task = loop.create_task(self._set_up(client, ip))
+                self._handshakes.add(task)
+                task.add_done_callback(self._handshakes.discard)
+                continue
+            await self._set_up(client, ip)
+
+    async def _set_up(self, client: socket.socket, ip: str) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            if self.ssl_context is None:
                 await loop.connect_accepted_socket(
                     functools.partial(KafkaConnection, self, ip), client
                 )
-            except Exception as exc:  # one peer's failure must not stop the acceptor
+            else:
+                await loop.connect_accepted_socket(
+                    functools.partial(KafkaConnection, self, ip),
+                    client,
+                    ssl=self.ssl_context,
+                    ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S,
+                )
+        except Exception as exc:  # one peer's failure must not stop the acceptor
+            if self.ssl_context is not None:
+                log.info(
+                    "Failed authentication with /%s (SSL handshake failed) on listener %s: %s",
+                    ip,
+                    self.config.listener_name,
+                    exc,
+                )
+            else:
                 log.info("setting up the connection from %s failed: %r", ip, exc)
-                self.quotas.dec(ip)
-                client.close()
+            self.quotas.dec(ip)
+            self._wake_acceptors()
+            client.close()
+
+    def _wake_acceptors(self) -> None:
+        for server in self.siblings:
+            server._slot_freed.set()
 
     def register(self, connection: KafkaConnection) -> None:
         self.connections.add(connection)
@@ -150,7 +210,7 @@ class SocketServer:
         if connection in self.connections:
             self.connections.discard(connection)
             self.quotas.dec(connection.peer_ip)
-            self._slot_freed.set()
+            self._wake_acceptors()
         self._waiting_for_memory.pop(connection, None)
 
     # -- request memory -------------------------------------------------------------------
@@ -196,7 +256,7 @@ class SocketServer:
                     connection.close()
 
     async def shutdown(self) -> None:
-        for task in (self._acceptor, self._reaper):
+        for task in (self._acceptor, self._reaper, *self._handshakes):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

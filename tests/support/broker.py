@@ -5,7 +5,10 @@ announces the port it bound in its start line::
 
     franz broker 0 started: listener PLAINTEXT://127.0.0.1:40123, log dirs /tmp/x, 0 partition(s)
 
-so there is no race for a "free" port. ``BrokerProcess`` starts it, waits for that line,
+so there is no race for a "free" port. With several listeners the line lists them all
+(``listener PLAINTEXT://127.0.0.1:40123,SSL://127.0.0.1:40124, log dirs ...``): ``ports``
+maps each listener name to its port, and ``bootstrap`` is the PLAINTEXT listener's (else the
+first one's). ``BrokerProcess`` starts it, waits for that line,
 and stops it by PID (SIGTERM, or SIGKILL for crash tests). Output goes to a file in the data
 dir so a test failure can show it.
 """
@@ -24,7 +27,8 @@ from types import TracebackType
 
 __all__ = ["BrokerProcess"]
 
-_STARTED = re.compile(r"started: listener PLAINTEXT://([\d.]+):(\d+)")
+_STARTED = re.compile(r"started: listener (\S+), log dirs")
+_ENDPOINT = re.compile(r"([A-Za-z0-9_]+)://([\d.]+):(\d+)")
 
 
 class BrokerProcess:
@@ -52,6 +56,8 @@ class BrokerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.host = "127.0.0.1"
         self.port = 0
+        #: Listener name -> bound port (all listeners of the last start).
+        self.ports: dict[str, int] = {}
         self._output_path = self.data_dir / "broker.out"
         self._output_offset = 0
 
@@ -81,7 +87,12 @@ class BrokerProcess:
         while time.monotonic() < deadline:
             match = _STARTED.search(self.output())
             if match:
-                self.host, self.port = match.group(1), int(match.group(2))
+                endpoints = _ENDPOINT.findall(match.group(1))
+                self.ports = {name: int(port) for name, _, port in endpoints}
+                name, self.host, _ = next(
+                    (e for e in endpoints if e[0] == "PLAINTEXT"), endpoints[0]
+                )
+                self.port = self.ports[name]
                 return self
             if self.proc.poll() is not None:
                 raise RuntimeError(f"franz broker exited early:\n{self.output()}")

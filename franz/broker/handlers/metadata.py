@@ -59,7 +59,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     results: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
         for existing in cache.all_topics():
-            results.append(describe_topic(cache, existing))
+            results.append(describe_topic(cache, existing, ctx.listener_name, version))
     else:
         for entry in requested:
             name: str | None = getattr(entry, "name", None)
@@ -71,7 +71,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                         _error_topic(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
                     )
                 else:
-                    results.append(describe_topic(cache, found))
+                    results.append(describe_topic(cache, found, ctx.listener_name, version))
                 continue
             try:
                 name = validate_topic_name(name)
@@ -95,7 +95,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             if not exists:
                 results.append(_error_topic(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             else:
-                results.append(describe_topic(cache, name))
+                results.append(describe_topic(cache, name, ctx.listener_name, version))
     if version >= 8 and getattr(request, "include_topic_authorized_operations", False):
         for result in results:
             if result["name"] is not None:
@@ -142,14 +142,27 @@ def _error_topic(name: str | None, topic_id: Any, code: ErrorCode) -> dict[str, 
     return out
 
 
-def describe_topic(cache: MetadataCache, name: str) -> dict[str, Any]:
-    """One topic of the cache, as Metadata describes it."""
+def describe_topic(
+    cache: MetadataCache, name: str, listener: str = "PLAINTEXT", version: int = 12
+) -> dict[str, Any]:
+    """One topic of the cache, as Metadata describes it on ``listener``.
+
+    A live leader without an endpoint on the request's listener is no leader there (Kafka's
+    ``ZkMetadataCache.getPartitionMetadata``): LISTENER_NOT_FOUND from v6 on
+    (``errorUnavailableListeners``), LEADER_NOT_AVAILABLE before, leader -1 either way.
+    """
     partitions = []
     for state in cache.partition_states(name):
-        led = state.leader >= 0 and cache.has_alive_broker(state.leader)
+        alive = state.leader >= 0 and cache.has_alive_broker(state.leader)
+        led = alive and cache.alive_broker_node(state.leader, listener) is not None
+        error = ErrorCode.NONE
+        if not alive:
+            error = ErrorCode.LEADER_NOT_AVAILABLE
+        elif not led:
+            error = ErrorCode.LISTENER_NOT_FOUND if version >= 6 else ErrorCode.LEADER_NOT_AVAILABLE
         partitions.append(
             {
-                "error_code": 0 if led else ErrorCode.LEADER_NOT_AVAILABLE,
+                "error_code": error,
                 "partition_index": state.partition_index,
                 "leader_id": state.leader if led else -1,
                 "leader_epoch": state.leader_epoch,

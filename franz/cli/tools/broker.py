@@ -7,8 +7,13 @@ Config keys and defaults are Kafka's. SIGTERM or SIGINT shuts down cleanly: logs
 flushed, checkpoints written and the clean-shutdown marker left, so the next start does
 not re-validate the logs.
 
-The broker speaks the Kafka protocol on its listener (``listeners``, default
-PLAINTEXT://127.0.0.1:9092; port 0 binds an ephemeral port, printed in the start line).
+The broker speaks the Kafka protocol on its listeners (``listeners``, default
+PLAINTEXT://127.0.0.1:9092; port 0 binds an ephemeral port; the start line prints every
+listener as bound). Several listeners, TLS (SSL, SASL_SSL) and the inter-broker listener
+take Kafka's keys: ``listener.security.protocol.map``, ``advertised.listeners``,
+``inter.broker.listener.name``, ``ssl.keystore.*`` (PEM), ``ssl.truststore.*``,
+``ssl.client.auth``, each ``ssl.*`` also as ``listener.name.<listener>.ssl.*``
+(``franz.network.listeners``, ``franz.security.tls``).
 """
 
 from __future__ import annotations

@@ -232,13 +232,13 @@ class LocalController:
             return ListReassignmentsResult(ApiError.of(ErrorCode.NOT_CONTROLLER))
         return ListReassignmentsResult(NONE, ongoing_reassignments(self.ctx, partitions))
 
-    def broker_listening(self, host: str, port: int, security_protocol: int = 0) -> None:
-        """This broker listens: its endpoint to the metadata of every broker."""
+    def broker_listening(self, endpoints: Sequence[EndPoint]) -> None:
+        """This broker listens: its endpoints (one per advertised listener, with the bound
+        ports) to the metadata of every broker."""
 
         def run() -> None:
             ctx = self.ctx
-            endpoint = EndPoint(self.batch.inter_broker_listener, host, port, security_protocol)
-            ctx.add_live_brokers([Broker(self.controller_id, -1, (endpoint,), self.rack)])
+            ctx.add_live_brokers([Broker(self.controller_id, -1, tuple(endpoints), self.rack)])
             self._send_update_metadata(ctx.live_or_shutting_down_broker_ids)
 
         self._run(run)
