@@ -195,7 +195,7 @@ class QuotaRate:
 def throttle_time_ms(rate: float, bound: float, window_ms: int) -> int:
     """``ClientQuotaManager.throttleTime``: ``(rate - bound) / bound * window``, rounded
     half up as Java's ``Math.round``."""
-    return int(math.floor((rate - bound) / bound * window_ms + 0.5))
+    return math.floor((rate - bound) / bound * window_ms + 0.5)
 
 
 @dataclass(slots=True)

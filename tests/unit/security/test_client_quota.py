@@ -170,8 +170,14 @@ def test_max_value_in_window() -> None:
 
 @pytest.mark.parametrize(
     ("name", "sanitized"),
-    [("alice", "alice"), ("a b", "a%20b"), ("a*b", "a%2Ab"), ("a/b", "a%2Fb"), ("é~", "%C3%A9%7E"),
-     ("a.b-c_d", "a.b-c_d")],
+    [
+        ("alice", "alice"),
+        ("a b", "a%20b"),
+        ("a*b", "a%2Ab"),
+        ("a/b", "a%2Fb"),
+        ("é~", "%C3%A9%7E"),
+        ("a.b-c_d", "a.b-c_d"),
+    ],
 )
 def test_sanitize_as_kafkas_sanitizer(name: str, sanitized: str) -> None:
     assert sanitize(name) == sanitized
