@@ -15,8 +15,8 @@ from franz.admin.options import ToolError
 from franz.admin.wire import connect
 
 __all__ = [
-    "DESCRIBE_CLIENT_QUOTAS",
     "ALTER_CLIENT_QUOTAS",
+    "DESCRIBE_CLIENT_QUOTAS",
     "Entity",
     "QuotaEntry",
     "alter_client_quotas",
@@ -54,8 +54,7 @@ def describe_client_quotas(
             DESCRIBE_CLIENT_QUOTAS,
             {
                 "components": [
-                    {"entity_type": t, "match_type": m, "match": name}
-                    for t, m, name in components
+                    {"entity_type": t, "match_type": m, "match": name} for t, m, name in components
                 ],
                 "strict": strict,
             },
