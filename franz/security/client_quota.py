@@ -23,9 +23,10 @@ both; with quotas at several levels the tags of the level that matched. Which le
 ever configured (``QuotaTypes`` bits) is remembered until the broker restarts, as in Kafka.
 
 **Rate** (``Rate`` over ``SampledStat``): ``quota.window.num`` (11) samples of
-``quota.window.size.seconds`` (1 s); a record goes to the current sample unless it is a
-window old, then to the next (round robin, reset); samples whose window started
-``num * size`` ago are reset before measuring; the rate is the retained sum over the time
+``quota.window.size.seconds`` (1 s); a record goes to the current sample unless it started
+a window ago, then to the next (round robin over ``num + 1`` samples, the extra one because
+the oldest may still overlap the window; reset when reused); samples whose last event is
+``num * size`` old are reset before measuring; the rate is the retained sum over the time
 since the oldest sample started, counted as at least ``num - 1`` whole windows
 (``Rate.windowSize``). A record that leaves the rate above the bound (``Quota.acceptable``:
 ``rate <= bound``) is a violation; the throttle time is ``(rate - bound) / bound *
@@ -129,40 +130,44 @@ class QuotaRate:
     """Kafka's ``Rate`` over a ``WindowedSum`` (module docstring), per second; times in ms,
     never going backwards."""
 
-    __slots__ = ("_current", "_events", "_starts", "_values", "num_samples", "window_ms")
+    __slots__ = ("_current", "_last_events", "_starts", "_values", "num_samples", "window_ms")
 
     def __init__(self, num_samples: int, window_ms: int) -> None:
         if num_samples < 1 or window_ms < 1:
             raise ValueError("a rate needs at least one sample of at least 1 ms")
         self.num_samples = num_samples
         self.window_ms = window_ms
-        #: Parallel lists, one entry per sample: window start, summed value, event count.
+        #: Parallel lists, one entry per sample: start, last event, summed value.
         self._starts: list[int] = []
+        self._last_events: list[int] = []
         self._values: list[float] = []
-        self._events: list[int] = []
         self._current = 0
 
     def record(self, value: float, now_ms: int) -> None:
         if not self._starts:
             self._new_sample(now_ms)
         i = self._current
-        if now_ms >= self._starts[i] + self.window_ms:
+        if now_ms - self._starts[i] >= self.window_ms:
             i = self._advance(now_ms)
         self._values[i] += value
-        self._events[i] += 1
+        self._last_events[i] = now_ms
+
+    def total(self) -> float:
+        """The retained samples' sum (``WindowedSum.combine``; purge first: ``window_size``)."""
+        return sum(self._values)
 
     def measure(self, now_ms: int) -> float:
         """Units per second at ``now_ms`` (``Rate.measure``)."""
         window_ms = self.window_size(now_ms)
-        return sum(self._values) / (window_ms / 1000.0)
+        return self.total() / (window_ms / 1000.0)
 
     def window_size(self, now_ms: int) -> int:
         """``Rate.windowSize``: ms since the oldest sample started, at least ``num - 1``
         whole windows (purges obsolete samples first)."""
         expire_ms = self.num_samples * self.window_ms
         starts = self._starts
-        for i, start in enumerate(starts):
-            if now_ms - start >= expire_ms:
+        for i, last in enumerate(self._last_events):
+            if now_ms - last >= expire_ms:
                 self._reset(i, now_ms)
         if not starts:
             self._new_sample(now_ms)
@@ -175,16 +180,16 @@ class QuotaRate:
 
     def _new_sample(self, now_ms: int) -> None:
         self._starts.append(now_ms)
+        self._last_events.append(now_ms)
         self._values.append(0.0)
-        self._events.append(0)
 
     def _reset(self, i: int, now_ms: int) -> None:
         self._starts[i] = now_ms
+        self._last_events[i] = now_ms
         self._values[i] = 0.0
-        self._events[i] = 0
 
     def _advance(self, now_ms: int) -> int:
-        self._current = i = (self._current + 1) % self.num_samples
+        self._current = i = (self._current + 1) % (self.num_samples + 1)
         if i >= len(self._starts):
             self._new_sample(now_ms)
         else:
@@ -344,7 +349,7 @@ class ClientQuotaManager:
         rate = sensor.rate
         rate.record(value, now_ms)
         window_ms = rate.window_size(now_ms)
-        measured = sum(rate._values) / (window_ms / 1000.0)
+        measured = rate.total() / (window_ms / 1000.0)
         if measured <= sensor.bound:
             return 0
         throttle = throttle_time_ms(measured, sensor.bound, window_ms)

@@ -50,6 +50,10 @@ def test_alter_then_describe_client_quotas(broker: BrokerProcess) -> None:
     assert _values(describe_client_quotas(address, [(CLIENT, MATCH_EXACT, "x")], strict=True)) == {
         ((CLIENT, "x"),): {"producer_byte_rate": 1048576.0, "request_percentage": 200.0}
     }
+    # DEFAULT ignores a match string (Kafka 3.9.2 does).
+    assert set(_values(describe_client_quotas(address, [(USER, MATCH_DEFAULT, "zz")]))) == {
+        ((USER, None),)
+    }
     # The default user, not strict: the user-default entity only (no client part named).
     assert set(_values(describe_client_quotas(address, [(USER, MATCH_DEFAULT, None)]))) == {
         ((USER, None),)
@@ -89,7 +93,8 @@ def test_alter_client_quotas_validation_as_kafka(broker: BrokerProcess) -> None:
             ((("ip", "1.2.3.4"),), {"producer_byte_rate": 1.0}),
             (((USER, ""),), {"producer_byte_rate": 1.0}),
             (((CLIENT, "c"),), {"retention.ms": 1.0}),
-            (((CLIENT, "c"),), {"consumer_byte_rate": 1.5}),
+            (((CLIENT, "d"),), {"consumer_byte_rate": 1.5}),
+            (((USER, "alice"),), {"producer_byte_rate": -5.0}),
             (((CLIENT, "ok"),), {"request_percentage": 12.5}),
         ],
     )
@@ -99,8 +104,19 @@ def test_alter_client_quotas_validation_as_kafka(broker: BrokerProcess) -> None:
         (42, "Empty user not supported"),
         (42, "Invalid configuration key retention.ms"),
         (42, "Configuration consumer_byte_rate must be a LONG value"),
+        (42, "Configuration producer_byte_rate must be a LONG value"),
         (0, None),
     ]
+    # An entity named twice is answered once, its last entry applied (Kafka keys them).
+    answers = alter_client_quotas(
+        address,
+        [
+            (((CLIENT, "twice"),), {"retention.ms": 1.0}),
+            (((CLIENT, "twice"),), {"producer_byte_rate": 7.0}),
+        ],
+    )
+    assert [(code, message) for _, code, message in answers] == [(0, None)]
+    alter_client_quotas(address, [(((CLIENT, "twice"),), {"producer_byte_rate": None})])
     # validate_only changes nothing.
     [(_, code, _)] = alter_client_quotas(
         address, [(((CLIENT, "v"),), {"producer_byte_rate": 5.0})], validate_only=True
@@ -114,9 +130,14 @@ def test_alter_client_quotas_validation_as_kafka(broker: BrokerProcess) -> None:
 def test_describe_client_quotas_bad_filters(broker: BrokerProcess) -> None:
     from franz.admin.options import ToolError
 
+    # As Kafka 3.9.2 answers (compared by hand): EXACT without a match string is error -1
+    # with no message; DEFAULT ignores a match string.
     cases = [
-        ([(USER, MATCH_EXACT, None)], "MATCH_TYPE_EXACT, but set match string to null"),
-        ([(USER, MATCH_DEFAULT, "a")], "MATCH_TYPE_DEFAULT, but also specified a match string"),
+        ([(USER, MATCH_EXACT, None)], "(error -1): None"),
+        (
+            [(USER, MATCH_SPECIFIED, None), ("ip", MATCH_SPECIFIED, None)],
+            "IP filter component should not be used with user or clientId filter component.",
+        ),
         ([(USER, MATCH_EXACT, "a"), (USER, MATCH_EXACT, "b")], "Duplicate user filter"),
         ([("", MATCH_SPECIFIED, None)], "Unexpected empty filter component entity type"),
         ([("group", MATCH_SPECIFIED, None)], "Custom entity type 'group' not supported"),

@@ -6,9 +6,13 @@ an empty entity ("Invalid empty client quota entity"), an entity type other than
 and ``client-id`` ("Unhandled client quota entity type: <t>"), an empty name ("Empty <t>
 not supported"), a key that is not a quota config ("Invalid configuration key <k>"), a
 LONG key (``producer_byte_rate``, ``consumer_byte_rate``) whose value is not integral
-within 1e-6 ("Configuration <k> must be a LONG value"). A null entity name is the default
-entity (``<default>``). Values are stored as Kafka writes them: LONGs as integers, DOUBLEs
-as Java's ``Double.toString``. ``validate_only`` checks and writes nothing.
+within 1e-6 ("Configuration <k> must be a LONG value"). An entity named twice is answered
+once, its last entry applied. ``ip`` entities (connection creation rates) are not served:
+"Unhandled client quota entity type: ip" where Kafka 3.9 would accept
+``connection_creation_rate`` (and answer "Invalid configuration key" to the other keys).
+A null entity name is the default entity (``<default>``). Values are stored as Kafka writes
+them: LONGs as integers, DOUBLEs as Java's ``Double.toString``. ``validate_only`` checks
+and writes nothing.
 
 The entity's other keys (SCRAM credentials of a user) are kept (``franz.metadata.
 client_quota_store``); in cluster mode the write's ``/config/changes`` notification makes
@@ -89,8 +93,15 @@ def handle(ctx: RequestContext, request: Any) -> Awaitable[HandlerResult]:
 
 async def _alter(ctx: RequestContext, request: Any) -> HandlerResult:
     quotas = ctx.services.client_quotas
-    entries = []
+    # Kafka keys the request's entries by entity: a repeated entity is answered once, its
+    # last entry applying (``AlterClientQuotasRequest.entries`` builds a map).
+    by_entity: dict[tuple[tuple[str, str | None], ...], Any] = {}
     for entry in request.entries:
+        key = tuple(sorted((part.entity_type, part.entity_name) for part in entry.entity))
+        by_entity.pop(key, None)
+        by_entity[key] = entry
+    entries = []
+    for entry in by_entity.values():
         code, message = ErrorCode.NONE, None
         try:
             entity = _entity(entry)

@@ -8,11 +8,14 @@ with no other entity types than the components name; otherwise entities with mor
 match too. Only entities that have quota configs are listed (a user's SCRAM credentials are
 not quotas), with their values as doubles.
 
-Errors answer the whole request (entries null), Kafka's messages: a component with a match
-string where its type forbids one, or none where EXACT needs one, an unknown match type, a
-duplicate entity type, an empty entity type (INVALID_REQUEST); another entity type
-(UNSUPPORTED_VERSION, "Custom entity type '<t>' not supported"). ``ip`` entities (connection
-creation rates, KIP-612) are not served: their filters get UNSUPPORTED_VERSION too.
+Errors answer the whole request (entries null), as Kafka 3.9.2 answers them (compared):
+an EXACT component without a match string, or an unknown match type, UNKNOWN_SERVER_ERROR
+with no message (Kafka's request parsing fails on them); a duplicate entity type, an empty
+one, or an ``ip`` component with a user or client-id one, INVALID_REQUEST with Kafka's
+message; another entity type UNSUPPORTED_VERSION ("Custom entity type '<t>' not
+supported"). A DEFAULT or SPECIFIED component's match string is ignored, as Kafka does.
+``ip`` entities (connection creation rates, KIP-612) are not served: an ``ip`` filter
+matches nothing.
 """
 
 from __future__ import annotations
@@ -30,13 +33,15 @@ __all__ = ["entity_data", "handle"]
 MATCH_EXACT: Final = 0
 MATCH_DEFAULT: Final = 1
 MATCH_SPECIFIED: Final = 2
+#: ``ClientQuotaEntity.IP``.
+IP: Final = "ip"
 
 #: A component after validation: None matches any name (SPECIFIED), else that name.
 _Component = str | None
 
 
 class _Invalid(Exception):
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str | None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -46,40 +51,23 @@ def _components(request: Any) -> dict[str, _Component]:
     out: dict[str, _Component] = {}
     for component in request.components:
         match_type = component.match_type
-        match = component.match
         if match_type == MATCH_EXACT:
-            if match is None:
-                raise _Invalid(
-                    ErrorCode.INVALID_REQUEST,
-                    "Request specified MATCH_TYPE_EXACT, but set match string to null",
-                )
-            name: _Component = match
+            if component.match is None:
+                raise _Invalid(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+            name: _Component = component.match
         elif match_type == MATCH_DEFAULT:
-            if match is not None:
-                raise _Invalid(
-                    ErrorCode.INVALID_REQUEST,
-                    "Request specified MATCH_TYPE_DEFAULT, but also specified a match string",
-                )
             name = DEFAULT_ENTITY
         elif match_type == MATCH_SPECIFIED:
-            if match is not None:
-                raise _Invalid(
-                    ErrorCode.INVALID_REQUEST,
-                    "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string",
-                )
             name = None
         else:
-            raise _Invalid(ErrorCode.INVALID_REQUEST, "Unhandled match type")
+            raise _Invalid(ErrorCode.UNKNOWN_SERVER_ERROR, None)
         entity_type = component.entity_type
-        if entity_type == USER:
-            if USER in out:
+        if entity_type in (USER, CLIENT_ID, IP):
+            if entity_type in out:
+                kind = {USER: "user", CLIENT_ID: "client", IP: "ip"}[entity_type]
                 raise _Invalid(
-                    ErrorCode.INVALID_REQUEST, "Duplicate user filter component entity type"
-                )
-        elif entity_type == CLIENT_ID:
-            if CLIENT_ID in out:
-                raise _Invalid(
-                    ErrorCode.INVALID_REQUEST, "Duplicate client filter component entity type"
+                    ErrorCode.INVALID_REQUEST,
+                    f"Duplicate {kind} filter component entity type",
                 )
         elif entity_type == "":
             raise _Invalid(
@@ -90,6 +78,12 @@ def _components(request: Any) -> dict[str, _Component]:
                 ErrorCode.UNSUPPORTED_VERSION, f"Custom entity type '{entity_type}' not supported"
             )
         out[entity_type] = name
+    if IP in out and (USER in out or CLIENT_ID in out):
+        raise _Invalid(
+            ErrorCode.INVALID_REQUEST,
+            "Invalid entity filter component combination, IP filter component should not be "
+            "used with user or clientId filter component.",
+        )
     return out
 
 
@@ -126,6 +120,8 @@ async def _describe(ctx: RequestContext, request: Any) -> HandlerResult:
     except _Invalid as exc:
         return {"error_code": exc.code, "error_message": exc.message, "entries": None}
     strict = bool(request.strict)
+    if IP in components:
+        return {"error_code": ErrorCode.NONE, "error_message": None, "entries": []}
     stored = await ctx.services.client_quotas.store.all_entity_configs()
     entries = []
     for entity, configs in sorted(
