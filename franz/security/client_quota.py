@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Final
 from urllib.parse import quote, unquote
 
@@ -57,6 +58,7 @@ __all__ = [
     "QuotaEntity",
     "QuotaRate",
     "desanitize",
+    "java_double",
     "sanitize",
     "throttle_time_ms",
 ]
@@ -195,6 +197,17 @@ class QuotaRate:
         else:
             self._reset(i, now_ms)
         return i
+
+
+def java_double(value: float) -> str:
+    """Java's ``Double.toString``: plain between 1e-3 and 1e7, else ``d.dddE<n>``."""
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(float(value))
+    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
+    text = "".join(str(d) for d in digits)
+    assert isinstance(exponent, int)
+    power = len(text) - 1 + exponent
+    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{power}"
 
 
 def throttle_time_ms(rate: float, bound: float, window_ms: int) -> int:

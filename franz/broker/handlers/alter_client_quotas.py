@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
-from decimal import Decimal
 from typing import Any
 
 from franz.broker.client_quotas import QUOTA_CONFIG_TYPES
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode, error_code_for
-from franz.security.client_quota import CLIENT_ID, DEFAULT_ENTITY, USER, QuotaEntity
+from franz.security.client_quota import CLIENT_ID, DEFAULT_ENTITY, USER, QuotaEntity, java_double
 
-__all__ = ["handle", "java_double"]
+__all__ = ["handle"]
 
 log = logging.getLogger(__name__)
 
@@ -40,17 +39,6 @@ _EPSILON = 1e-6
 
 class _Invalid(Exception):
     pass
-
-
-def java_double(value: float) -> str:
-    """Java's ``Double.toString``: plain between 1e-3 and 1e7, else ``d.dddE<n>``."""
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        return repr(float(value))
-    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
-    text = "".join(str(d) for d in digits)
-    assert isinstance(exponent, int)
-    power = len(text) - 1 + exponent
-    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{power}"
 
 
 def _entity(entry: Any) -> QuotaEntity:
