@@ -14,6 +14,7 @@ with no message (Kafka's request parsing fails on them); a duplicate entity type
 one, or an ``ip`` component with a user or client-id one, INVALID_REQUEST with Kafka's
 message; another entity type UNSUPPORTED_VERSION ("Custom entity type '<t>' not
 supported"). A DEFAULT or SPECIFIED component's match string is ignored, as Kafka does.
+A success carries an empty ``error_message`` (Kafka's ``ApiError.NONE``), not null.
 ``ip`` entities (connection creation rates, KIP-612) are not served: an ``ip`` filter
 matches nothing.
 """
@@ -121,7 +122,7 @@ async def _describe(ctx: RequestContext, request: Any) -> HandlerResult:
         return {"error_code": exc.code, "error_message": exc.message, "entries": None}
     strict = bool(request.strict)
     if IP in components:
-        return {"error_code": ErrorCode.NONE, "error_message": None, "entries": []}
+        return {"error_code": ErrorCode.NONE, "error_message": "", "entries": []}
     stored = await ctx.services.client_quotas.store.all_entity_configs()
     entries = []
     for entity, configs in sorted(
@@ -138,4 +139,4 @@ async def _describe(ctx: RequestContext, request: Any) -> HandlerResult:
             and _matches(components, CLIENT_ID, entity.client_id, strict)
         ):
             entries.append({"entity": entity_data(entity), "values": values})
-    return {"error_code": ErrorCode.NONE, "error_message": None, "entries": entries}
+    return {"error_code": ErrorCode.NONE, "error_message": "", "entries": entries}
