@@ -19,7 +19,14 @@ from franz.admin.client_quotas import (
     describe_client_quotas,
 )
 from tests.support.broker import BrokerProcess
-from tests.support.wire import WireClient, batch, create_topics, produce, produce_request
+from tests.support.wire import (
+    WireClient,
+    batch,
+    create_topics,
+    metadata,
+    produce,
+    produce_request,
+)
 
 USER = "user"
 CLIENT = "client-id"
@@ -225,3 +232,25 @@ def test_client_ignoring_throttle_is_muted_to_its_quota(tmp_path: Path) -> None:
         assert held["max_throttle_ms"] > 0
         assert free["max_throttle_ms"] == 0
         assert free_rate > 5 * quota, (free_rate, held_rate)
+
+
+def test_request_percentage_throttles_with_at_most_one_window(broker: BrokerProcess) -> None:
+    """``request_percentage``: the time the broker spends on a client's requests, as a
+    percentage of one thread; over it, responses carry a throttle time of at most one
+    quota window (Kafka's ``ClientRequestQuotaManager.maxThrottleTimeMs``), and other
+    clients are not throttled."""
+    [(_, code, _)] = alter_client_quotas(
+        broker.bootstrap, [(((CLIENT, "busy"),), {"request_percentage": 0.01})]
+    )
+    assert code == 0
+    throttles = []
+    with WireClient.connect(broker.bootstrap, client_id="busy") as client:
+        for _ in range(200):
+            response = metadata(client, None)
+            throttles.append(int(response.throttle_time.total_seconds() * 1000))
+            if throttles[-1] > 0:
+                break
+    assert max(throttles) > 0, throttles
+    assert max(throttles) <= 1000
+    with WireClient.connect(broker.bootstrap, client_id="idle") as client:
+        assert int(metadata(client, None).throttle_time.total_seconds() * 1000) == 0
