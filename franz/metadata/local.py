@@ -14,6 +14,11 @@ rename, fsync the dir) on every change; sorted keys, one line per topic::
      "version": 1
     }
 
+Client quotas (``client_quotas``, optional) are kept by entity path, ``users/alice``,
+``clients/x``, ``users/alice/clients/x`` (names sanitized, ``<default>`` the default), each
+with its configs as Kafka's ``/config/users`` and ``/config/clients`` znodes hold them
+(``franz.metadata.client_quota_store``).
+
 Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
 configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
 (``<default>`` for the cluster-wide defaults, else a broker id; a file without the key has
