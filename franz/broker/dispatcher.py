@@ -228,7 +228,7 @@ class Dispatcher:
         exempt = (
             api_key in _REQUEST_QUOTA_EXEMPT
             or (api_key == ApiKey.PRODUCE and result is None)
-            or (api_key == ApiKey.FETCH and getattr(request, "replica_id", -1) >= 0)
+            or (api_key == ApiKey.FETCH and _fetch_replica_id(request) >= 0)
         )
         if not exempt and quotas.request.enabled:
             elapsed = time.perf_counter_ns() - started
@@ -308,3 +308,12 @@ def _with_throttle(header: RequestHeader, result: Any, throttle_ms: int) -> Any:
         if throttle_ms > current:
             result = RawBody([_SIZE.pack(throttle_ms) + first[4:], *result.chunks[1:]])
     return result
+
+
+def _fetch_replica_id(request: Any) -> int:
+    """A Fetch's replica id: ``replica_id`` below v15, ``replica_state.replica_id`` from v15
+    (KIP-903); -1 for consumers."""
+    state = getattr(request, "replica_state", None)
+    if state is not None:
+        return int(state.replica_id)
+    return int(getattr(request, "replica_id", -1))
