@@ -30,9 +30,9 @@ the oldest may still overlap the window; reset when reused); samples whose last 
 since the oldest sample started, counted as at least ``num - 1`` whole windows
 (``Rate.windowSize``). A record that leaves the rate above the bound (``Quota.acceptable``:
 ``rate <= bound``) is a violation; the throttle time is ``(rate - bound) / bound *
-window`` ms, rounded (``ClientQuotaManager.throttleTime``: the delay that brings the rate
-back to the bound if nothing more is recorded), capped at one window for the request quota
-(``ClientRequestQuotaManager.maxThrottleTimeMs``).
+window`` ms, rounded (``QuotaUtils.throttleTime``: the delay that brings the rate back
+to the bound if nothing more is recorded), capped at one window for the request quota
+(``QuotaUtils.boundedThrottleTime`` with ``ClientRequestQuotaManager.maxThrottleTimeMs``).
 
 **Hot path.** ``enabled`` is false until some quota of this type was configured
 (``quotasEnabled``); callers test it before anything else. Once enabled, a request's
