@@ -280,7 +280,7 @@ class KafkaConnection(asyncio.Protocol):
     def is_idle(self) -> bool:
         """No request waits for its response (a half-received frame does not count: a
         client that stops mid-frame is as idle as a silent one)."""
-        return not self._queue and self._writer is None
+        return not self._queue and self._writer is None and not self._held
 
     def _dispatch(self, frame: bytes | bytearray) -> None:
         try:

@@ -39,6 +39,11 @@ to the bound if nothing more is recorded), capped at one window for the request 
 (principal, client id) resolves through a dict to its sensor, or to None when no quota
 applies (the unbounded static default): nothing is recorded then (Kafka records into
 unbounded sensors for its metrics; Franz has no such metrics).
+
+Differences: Kafka drops a sensor idle for an hour (``InactiveSensorExpirationTimeSeconds``);
+Franz keeps the sensors of the tags that have a quota (one per client id under a
+``clients/<default>`` quota) until the broker restarts. No ``byte-rate`` / ``throttle-time``
+metrics are exported.
 """
 
 from __future__ import annotations
@@ -68,6 +73,9 @@ DEFAULT_ENTITY: Final = "<default>"
 #: ``ClientQuotaEntity.USER`` / ``CLIENT_ID`` (the entity types of the quota APIs).
 USER: Final = "user"
 CLIENT_ID: Final = "client-id"
+
+#: Bound on the (user, client id) resolution cache (entries are cheap to recompute).
+_MAX_RESOLVED: Final = 100_000
 
 _NO_QUOTAS: Final = 0
 _CLIENT_ID_ENABLED: Final = 1
@@ -346,6 +354,8 @@ class ClientQuotaManager:
                 sensor = self._sensors[tags] = _Sensor(
                     QuotaRate(self.num_samples, self.window_ms), bound
                 )
+        if len(self._resolved) >= _MAX_RESOLVED:
+            self._resolved.clear()  # many client ids come and go: resolve again, lazily
         self._resolved[key] = sensor
         return sensor
 
