@@ -52,6 +52,7 @@ import uuid
 from pathlib import Path
 from typing import Any, NoReturn
 
+from franz.broker.client_quotas import ClientQuotas
 from franz.broker.cluster_topics import ClusterTopicAdmin
 from franz.broker.controlled_shutdown import ControlledShutdownConfig, controlled_shutdown
 from franz.broker.dispatcher import Dispatcher
@@ -85,6 +86,7 @@ from franz.coordinator.transaction.coordinator import TransactionConfig, Transac
 from franz.coordinator.transaction.state_manager import TransactionStateManager
 from franz.errors import ErrorCode, InvalidConfigurationError
 from franz.metadata.cache import MetadataCache
+from franz.metadata.client_quota_store import LocalClientQuotaStore, ZkClientQuotaStore
 from franz.metadata.kafka_zk_client import KafkaZkClient
 from franz.metadata.local import LocalMetadataStore
 from franz.metadata.mirror import TopicMirrorStore
@@ -244,6 +246,14 @@ class Broker:
         self.dynamic_config = DynamicBrokerConfig(
             config, self.store, self.broker_id, self._reconfigure, remote=self.zk_store
         )
+        #: Client quotas (issue 20): ZooKeeper's /config/users and /config/clients, or the
+        #: embedded metadata file.
+        self.client_quotas = ClientQuotas(
+            ZkClientQuotaStore(self.zk) if self.zk is not None
+            else LocalClientQuotaStore(local_store),
+            num_samples=config.get("quota.window.num"),
+            window_seconds=config.get("quota.window.size.seconds"),
+        )
         self.producer_ids: ProducerIdGenerator = (
             ProducerIdManager(self.store)
             if self.zk_store is None
@@ -345,8 +355,10 @@ class Broker:
 
         admin.on_topic_configs = on_topic_configs
         admin.on_broker_configs = self.dynamic_config.apply_entity
+        admin.on_client_quota_change = self.client_quotas.on_change
         await admin.refresh()
         await admin.watch_config_changes()
+        await self.client_quotas.load()
         await self.dynamic_config.fetch()
 
     async def _register_and_elect(self) -> None:
@@ -521,6 +533,8 @@ class Broker:
                 raise
         self.store.load()
         self.dynamic_config.load()
+        if self.zk is None:
+            await self.client_quotas.load()
         try:
             self.log_manager.startup()
         except BaseException:

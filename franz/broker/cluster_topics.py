@@ -130,6 +130,9 @@ class ClusterTopicAdmin:
         self.on_topic_configs: Callable[[str, dict[str, str]], None] | None = None
         #: Applies a broker entity's new dynamic configs (set by the broker).
         self.on_broker_configs: Callable[[str, dict[str, str]], None] | None = None
+        #: Re-reads a client quota entity (``users/...``, ``clients/...``) named by a change
+        #: notification (set by the broker: ``franz.broker.client_quotas``).
+        self.on_client_quota_change: Callable[[str], Awaitable[None]] | None = None
         self.broker_id = broker_id
         self._last_change = ""
         #: ``CHANGE_EXPIRATION_MS``, an attribute so a test can shorten it.
@@ -182,6 +185,10 @@ class ClusterTopicAdmin:
             kind, _, entity = entity_path.partition("/")
             if kind == "brokers":
                 await self._process_broker_change(entity)
+                continue
+            if kind in ("users", "clients"):
+                if self.on_client_quota_change is not None:
+                    await self.on_client_quota_change(entity_path)
                 continue
             if kind != "topics":
                 continue

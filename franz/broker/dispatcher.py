@@ -28,12 +28,23 @@ the broker log through one ``RefusalLog``: DEBUG, and INFO the first time per cl
 id and host) and kind.
 6. Encode: frame size, response header (v0, or v1 for flexible versions except
    ApiVersions), body.
+
+Client quotas (``franz.broker.client_quotas``, Kafka's ``KafkaApis`` with ``QuotaManagers``):
+while none was ever configured the only cost is one attribute test per request. Then a
+Produce request's size counts against ``producer_byte_rate``, the handler's time on the
+loop against ``request_percentage`` (except the inter-broker APIs and followers' fetches,
+Kafka's cluster actions, and acks=0 produces), the Fetch handler counts its own bytes;
+the larger throttle time goes into the response's ``throttle_time_ms`` and the connection
+is muted for it once the response is ready (KIP-219, ``KafkaConnection.throttle``). A
+Produce v1-2 response (hand-encoded) keeps ``throttle_time_ms`` 0; its connection is muted
+all the same.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -64,6 +75,8 @@ from franz.protocol.produce import decode_produce_request
 from franz.protocol.stand_ins import stand_in_for
 
 if TYPE_CHECKING:
+    from franz.broker.client_quotas import ClientQuotas
+    from franz.broker.handlers import Handler
     from franz.broker.services import BrokerServices
 
 __all__ = ["Dispatcher"]
@@ -71,6 +84,14 @@ __all__ = ["Dispatcher"]
 log = logging.getLogger(__name__)
 
 _SIZE: Final = struct.Struct(">i")
+
+#: Kafka's cluster actions: never charged to ``request_percentage``.
+_REQUEST_QUOTA_EXEMPT: Final = frozenset({
+    ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
+    ApiKey.CONTROLLED_SHUTDOWN, ApiKey.WRITE_TXN_MARKERS, ApiKey.ALTER_PARTITION,
+})
+#: ``ClientQuotaManagerConfig.NanosToPercentagePerSecond``.
+_NANOS_TO_PERCENTAGE: Final = 100.0 / 1_000_000_000
 
 
 def unsupported_api_versions_body(*, zk_mode: bool = False) -> bytes:
@@ -176,17 +197,72 @@ class Dispatcher:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
         context = RequestContext(header, connection, self.services, self.refusals)
+        quotas = self.services.client_quotas
+        if quotas.enabled:
+            return self._handle_with_quotas(quotas, handler, context, request, len(frame))
         result = handler(context, request)
         if isinstance(result, Awaitable):
             return self._complete_later(header, result)
         return self._encode(header, result)
 
-    async def _complete_later(
-        self, header: RequestHeader, pending: Awaitable[Any]
-    ) -> Response | None:
-        return self._encode(header, await pending)
+    def _handle_with_quotas(
+        self,
+        quotas: ClientQuotas,
+        handler: Handler,
+        context: RequestContext,
+        request: Any,
+        size: int,
+    ) -> Response | Awaitable[Response | None] | None:
+        """``handle`` with the client quotas recorded (module docstring)."""
+        header = context.header
+        connection = context.connection
+        user = connection.principal.name
+        client_id = header.client_id or ""
+        now_ms = quotas.now_ms()
+        api_key = header.api_key
+        throttle_ms = 0
+        if api_key == ApiKey.PRODUCE:
+            throttle_ms = quotas.produce.record(user, client_id, size, now_ms)
+        started = time.perf_counter_ns()
+        result = handler(context, request)
+        exempt = (
+            api_key in _REQUEST_QUOTA_EXEMPT
+            or (api_key == ApiKey.PRODUCE and result is None)
+            or (api_key == ApiKey.FETCH and _fetch_replica_id(request) >= 0)
+        )
+        if not exempt and quotas.request.enabled:
+            elapsed = time.perf_counter_ns() - started
+            throttle_ms = max(
+                throttle_ms,
+                quotas.request.record(user, client_id, elapsed * _NANOS_TO_PERCENTAGE, now_ms),
+            )
+        if isinstance(result, Awaitable):
+            return self._complete_later(header, result, connection, throttle_ms)
+        if result is None:
+            connection.throttle(throttle_ms)
+            return None
+        return self._encode(header, result, connection, throttle_ms)
 
-    def _encode(self, header: RequestHeader, result: Any) -> Response | None:
+    async def _complete_later(
+        self,
+        header: RequestHeader,
+        pending: Awaitable[Any],
+        connection: KafkaConnection | None = None,
+        throttle_ms: int = 0,
+    ) -> Response | None:
+        return self._encode(header, await pending, connection, throttle_ms)
+
+    def _encode(
+        self,
+        header: RequestHeader,
+        result: Any,
+        connection: KafkaConnection | None = None,
+        throttle_ms: int = 0,
+    ) -> Response | None:
+        if throttle_ms > 0:
+            assert connection is not None
+            result = _with_throttle(header, result, throttle_ms)
+            connection.throttle(throttle_ms)
         if result is None:
             return None
         stand_in = stand_in_for(header.api_key, header.api_version)
@@ -213,3 +289,31 @@ class Dispatcher:
         if isinstance(first, bytes):
             return [_SIZE.pack(size) + head + first, *chunks[1:]]
         return [_SIZE.pack(size) + head, *chunks]
+
+
+def _with_throttle(header: RequestHeader, result: Any, throttle_ms: int) -> Any:
+    """The response with ``throttle_time_ms`` at least ``throttle_ms``: a mapping's
+    ``throttle_time``, or a Fetch v1+ body's first field (hand-encoded, ``RawBody``)."""
+    if isinstance(result, dict):
+        result["throttle_time"] = throttle_ms
+    elif (
+        isinstance(result, RawBody)
+        and header.api_key == ApiKey.FETCH
+        and header.api_version >= 1
+        and result.chunks
+        and isinstance(result.chunks[0], bytes)
+    ):
+        first = result.chunks[0]
+        (current,) = _SIZE.unpack_from(first, 0)
+        if throttle_ms > current:
+            result = RawBody([_SIZE.pack(throttle_ms) + first[4:], *result.chunks[1:]])
+    return result
+
+
+def _fetch_replica_id(request: Any) -> int:
+    """A Fetch's replica id: ``replica_id`` below v15, ``replica_state.replica_id`` from v15
+    (KIP-903); -1 for consumers."""
+    state = getattr(request, "replica_state", None)
+    if state is not None:
+        return int(state.replica_id)
+    return int(getattr(request, "replica_id", -1))

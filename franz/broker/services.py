@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from franz.broker.client_quotas import ClientQuotas
     from franz.broker.dynamic_config import DynamicBrokerConfig
     from franz.broker.fetch_session import FetchSessionCache
     from franz.broker.offsets_log import OffsetsTopicLog
@@ -92,6 +93,12 @@ class BrokerServices(Protocol):
     def replication_quotas(self) -> ReplicationQuotas:
         """The replication throttles (Kafka's ``QuotaManagers.leader`` / ``.follower``): Fetch
         throttles and counts what a leader serves its followers."""
+        ...
+
+    @property
+    def client_quotas(self) -> ClientQuotas:
+        """Client quotas (Kafka's ``QuotaManagers.produce`` / ``.fetch`` / ``.request``):
+        the dispatcher and Fetch record into them, the quota APIs read and write them."""
         ...
 
     @property

@@ -334,6 +334,20 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "OS's buffer autotuning on, as with -1).",
     ),
     ConfigKey(
+        "quota.window.num",
+        _I,
+        11,
+        "The number of samples to retain in memory for client quotas",
+        at_least(1),
+    ),
+    ConfigKey(
+        "quota.window.size.seconds",
+        _I,
+        1,
+        "The time span of each sample for client quotas",
+        at_least(1),
+    ),
+    ConfigKey(
         "replication.quota.window.num",
         _I,
         11,

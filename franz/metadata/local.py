@@ -14,6 +14,11 @@ rename, fsync the dir) on every change; sorted keys, one line per topic::
      "version": 1
     }
 
+Client quotas (``client_quotas``, optional) are kept by entity path, ``users/alice``,
+``clients/x``, ``users/alice/clients/x`` (names sanitized, ``<default>`` the default), each
+with its configs as Kafka's ``/config/users`` and ``/config/clients`` znodes hold them
+(``franz.metadata.client_quota_store``).
+
 Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
 configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
 (``<default>`` for the cluster-wide defaults, else a broker id; a file without the key has
@@ -95,6 +100,9 @@ class LocalMetadataStore:
         self._lines: dict[str, str] = {}
         self._controller_epoch = 0
         self._partition_states: dict[str, dict[int, PartitionState]] = {}
+        #: Client quota configs by entity path (``users/alice/clients/x``; Kafka's
+        #: ``/config/users`` and ``/config/clients`` znodes, ``franz.metadata.client_quota_store``).
+        self._client_quotas: dict[str, dict[str, str]] = {}
 
     def load(self) -> None:
         try:
@@ -106,6 +114,7 @@ class LocalMetadataStore:
             self._lines = {}
             self._controller_epoch = 0
             self._partition_states = {}
+            self._client_quotas = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -122,6 +131,10 @@ class LocalMetadataStore:
         self._broker_configs = {
             str(entity): {str(k): str(v) for k, v in configs.items()}
             for entity, configs in data.get("broker_configs", {}).items()
+        }
+        self._client_quotas = {
+            str(path): {str(k): str(v) for k, v in configs.items()}
+            for path, configs in data.get("client_quotas", {}).items()
         }
         self._lines = {name: _topic_line(record) for name, record in self._topics.items()}
         self._controller_epoch = int(data.get("controller_epoch", 0))
@@ -176,6 +189,8 @@ class LocalMetadataStore:
         fields: dict[str, Any] = {"version": _VERSION, "next_producer_id": next_producer_id}
         if broker_configs:
             fields["broker_configs"] = broker_configs
+        if self._client_quotas:
+            fields["client_quotas"] = self._client_quotas
         if controller_epoch:
             fields["controller_epoch"] = controller_epoch
         if partition_states:
@@ -232,6 +247,23 @@ class LocalMetadataStore:
         if configs:
             changed[entity] = dict(configs)
         self._commit(self._topics, self._next_producer_id, changed)
+
+    def client_quota_configs(self) -> dict[str, dict[str, str]]:
+        """Client quota configs by entity path (read only)."""
+        return self._client_quotas
+
+    def set_client_quota_configs(self, entity_path: str, configs: dict[str, str]) -> None:
+        """Replace one entity's client quota configs (empty: remove the entity)."""
+        previous = self._client_quotas
+        changed = {p: c for p, c in previous.items() if p != entity_path}
+        if configs:
+            changed[entity_path] = dict(configs)
+        self._client_quotas = changed
+        try:
+            self._commit(self._topics, self._next_producer_id)
+        except BaseException:
+            self._client_quotas = previous
+            raise
 
     def allocate_producer_ids(self, count: int) -> int:
         first = self._next_producer_id

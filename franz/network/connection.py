@@ -52,6 +52,12 @@ models):
   catching up gets ~1 MiB per partition, sent with ``sendfile``.
 * **Garbage closes only this connection**: bad frame sizes, unparsable headers or bodies,
   unknown API keys.
+* **Quota throttling (KIP-219).** A request over a client quota is answered at once, its
+  ``throttle_time_ms`` set, and ``throttle(ms)`` then mutes the connection for that long:
+  reading pauses and requests already received (pipelined in the same read) wait in
+  ``_held``, in order, until the throttle ends (Kafka's ``SocketServer`` mutes the channel
+  once the response is sent, ``ThrottledChannel``). Nothing is dropped and the connection
+  stays open, so a client that ignores ``throttle_time_ms`` is still held to its quota.
 """
 
 from __future__ import annotations
@@ -163,6 +169,11 @@ class KafkaConnection(asyncio.Protocol):
         self.tls = False
         self._writable = asyncio.Event()
         self._writable.set()
+        #: Quota throttling (module docstring): the unmute timer while muted, and the
+        #: requests received meanwhile.
+        self._throttle_timer: asyncio.TimerHandle | None = None
+        self._throttle_until = 0.0
+        self._held: collections.deque[bytes | bytearray] = collections.deque()
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 
@@ -205,6 +216,10 @@ class KafkaConnection(asyncio.Protocol):
             task.cancel()
         if self._writer is not None:
             self._writer.cancel()
+        if self._throttle_timer is not None:
+            self._throttle_timer.cancel()
+            self._throttle_timer = None
+        self._held.clear()
         self._queue.clear()
         log.debug("connection from %s closed%s", self.peer, f": {exc}" if exc else "")
 
@@ -243,12 +258,15 @@ class KafkaConnection(asyncio.Protocol):
         for frame in frames:
             if self._closing:
                 return
+            if self._throttle_timer is not None or self._held:
+                self._held.append(frame)
+                continue
             self._dispatch(frame)
         self._update_reading()
 
     def eof_received(self) -> bool | None:
         # The client will send no more requests; answer the ones already received, then close.
-        if not self._queue and self._writer is None:
+        if not self._queue and self._writer is None and not self._held:
             return None
         self._closing_after_flush = True
         # asyncio's TLS transport cannot stay half-open: it closes after this returns,
@@ -300,7 +318,7 @@ class KafkaConnection(asyncio.Protocol):
     def is_idle(self) -> bool:
         """No request waits for its response (a half-received frame does not count: a
         client that stops mid-frame is as idle as a silent one)."""
-        return not self._queue and self._writer is None
+        return not self._queue and self._writer is None and not self._held
 
     def _dispatch(self, frame: bytes | bytearray) -> None:
         try:
@@ -324,6 +342,38 @@ class KafkaConnection(asyncio.Protocol):
         self._handler_tasks.add(task)
         task.add_done_callback(self._handler_done)
         self._queue.append(task)
+
+    # -- quota throttling (KIP-219) ---------------------------------------------------------
+
+    @property
+    def throttled(self) -> bool:
+        """Muted for a quota (module docstring)."""
+        return self._throttle_timer is not None
+
+    def throttle(self, throttle_ms: int) -> None:
+        """Mute this connection for ``throttle_ms`` from now (a longer mute already running
+        is kept)."""
+        if throttle_ms <= 0 or self._closing:
+            return
+        delay = throttle_ms / 1000.0
+        until = time.monotonic() + delay
+        if until <= self._throttle_until:
+            return
+        self._throttle_until = until
+        if self._throttle_timer is not None:
+            self._throttle_timer.cancel()
+        self._throttle_timer = asyncio.get_running_loop().call_later(delay, self._unthrottle)
+        self._update_reading()
+
+    def _unthrottle(self) -> None:
+        self._throttle_timer = None
+        held = self._held
+        while held and self._throttle_timer is None and not self._closing:
+            self._dispatch(held.popleft())
+        if not held and self._closing_after_flush and not self._queue and self._writer is None:
+            self.close()
+            return
+        self._update_reading()
 
     def _handler_done(self, task: asyncio.Task[Response | None]) -> None:
         self._handler_tasks.discard(task)
@@ -416,7 +466,7 @@ class KafkaConnection(asyncio.Protocol):
                 if self._writer is not None or self._closing:
                     return
         self._update_reading()
-        if not queue and self._closing_after_flush and self._writer is None:
+        if not queue and self._closing_after_flush and self._writer is None and not self._held:
             self.close()
 
     def _start_writer(self) -> None:
@@ -488,7 +538,10 @@ class KafkaConnection(asyncio.Protocol):
         if transport is None or self._closing:
             return
         should_pause = (
-            self._write_paused or self._memory_muted or len(self._queue) >= self._max_in_flight
+            self._write_paused
+            or self._memory_muted
+            or len(self._queue) >= self._max_in_flight
+            or self._throttle_timer is not None
         )
         if should_pause and not self._read_paused:
             self._read_paused = True

@@ -73,6 +73,8 @@ class ApiKey(enum.IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_CLIENT_QUOTAS = 48
+    ALTER_CLIENT_QUOTAS = 49
     ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
@@ -154,6 +156,9 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LIST_TRANSACTIONS: ApiSupport(0, 0, 1, 0),
     # Transactions (issue 19): TxnOffsetCommit v0-4 as Kafka 3.9 (v5, KIP-890, is Kafka 4's).
     ApiKey.TXN_OFFSET_COMMIT: ApiSupport(0, 0, 4, 3),
+    # Client quotas (issue 20, KIP-546).
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiSupport(0, 0, 1, 1),
+    ApiKey.ALTER_CLIENT_QUOTAS: ApiSupport(0, 0, 1, 1),
 }
 
 

@@ -175,7 +175,7 @@ def test_command_config(bootstrap, tmp_path: Path):
     [
         ["--entity-type", "topics", "--entity-name", "t"],
         ["--entity-type", "topics", "--entity-name", "t", "--describe", "--alter"],
-        ["--entity-type", "users", "--describe"],
+        ["--entity-type", "nonsense", "--describe"],
         ["--entity-type", "topics", "--entity-default", "--describe"],
         ["--entity-type", "brokers", "--entity-name", "x", "--describe"],
         ["--entity-type", "topics", "--entity-name", "t", "--describe", "--add-config", "a=b"],

@@ -110,6 +110,8 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.END_TXN: (0, 4),
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
     ApiKey.LIST_TRANSACTIONS: (0, 1),
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: (0, 1),
+    ApiKey.ALTER_CLIENT_QUOTAS: (0, 1),
 }
 
 #: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
@@ -128,8 +130,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     39: "RenewDelegationToken",
     40: "ExpireDelegationToken",
     41: "DescribeDelegationToken",
-    48: "DescribeClientQuotas",
-    49: "AlterClientQuotas",
     50: "DescribeUserScramCredentials",
     51: "AlterUserScramCredentials",
     56: "AlterPartition",
@@ -208,6 +208,19 @@ UNORDERED: Final[tuple[tuple[ApiKey, str, str, str], ...]] = (
         "partition_index",
         "Kafka iterates a hash map of logs",
     ),
+    (
+        ApiKey.DESCRIBE_CLIENT_QUOTAS,
+        "entries.*.entity",
+        "entity_type",
+        "Kafka iterates a ClientQuotaEntity's hash map",
+    ),
+    (ApiKey.DESCRIBE_CLIENT_QUOTAS, "entries.*.values", "key", "Kafka iterates Properties"),
+    (
+        ApiKey.ALTER_CLIENT_QUOTAS,
+        "entries.*.entity",
+        "entity_type",
+        "Kafka iterates a ClientQuotaEntity's hash map",
+    ),
 )
 
 
@@ -236,7 +249,7 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
         ApiKey.API_VERSIONS,
         range(5),
         "api_keys",
-        "Franz advertises only the APIs it serves (SASL, ACLs, quotas and "
+        "Franz advertises only the APIs it serves (SASL, ACLs and "
         "delegation tokens are not served yet; an embedded Franz, as compared here, does not "
         "serve the ZooKeeper-era inter-broker APIs, which a Franz broker in cluster mode "
         "serves and lists as Kafka does); the ranges of the APIs both serve are compared "

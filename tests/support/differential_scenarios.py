@@ -1119,6 +1119,111 @@ def offset_for_leader_epoch(s: Session, v: int) -> None:
             )
 
 
+def _quota_entry(entity: list[tuple[str, str | None]], ops: list[tuple[str, float | None]]) -> Any:
+    return {
+        "entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+        "ops": [{"key": k, "value": v or 0.0, "remove": v is None} for k, v in ops],
+    }
+
+
+def alter_client_quotas(s: Session, v: int) -> None:
+    """One entity per request (Kafka answers a request's entities in hash order). Only
+    entities named for this scenario: the Kafka broker is shared by the session."""
+    client, user = s.name("client"), s.name("user")
+    cases: list[tuple[str, list[tuple[str, str | None]], list[tuple[str, float | None]]]] = [
+        (
+            "set",
+            [("client-id", client)],
+            [("producer_byte_rate", 1048576.0), ("request_percentage", 12.5)],
+        ),
+        (
+            "user and default client",
+            [("user", user), ("client-id", None)],
+            [("consumer_byte_rate", 2048.0)],
+        ),
+        ("unknown key", [("client-id", client)], [("retention.ms", 1.0)]),
+        ("not a long", [("client-id", client)], [("consumer_byte_rate", 1.5)]),
+        ("negative long", [("user", user)], [("producer_byte_rate", -5.0)]),
+        ("empty entity", [], [("producer_byte_rate", 1.0)]),
+        ("empty name", [("user", "")], [("producer_byte_rate", 1.0)]),
+        ("unknown entity type", [("group", client)], [("producer_byte_rate", 1.0)]),
+        (
+            "remove",
+            [("client-id", client)],
+            [("producer_byte_rate", None), ("request_percentage", None)],
+        ),
+        ("remove user", [("user", user), ("client-id", None)], [("consumer_byte_rate", None)]),
+    ]
+    for label, entity, ops in cases:
+        request = {"entries": [_quota_entry(entity, ops)], "validate_only": False}
+        s.send(ApiKey.ALTER_CLIENT_QUOTAS, request, label=label)
+    validate = {
+        "entries": [_quota_entry([("client-id", client)], [("producer_byte_rate", 5.0)])],
+        "validate_only": True,
+    }
+    s.send(ApiKey.ALTER_CLIENT_QUOTAS, validate, label="validate only")
+    exact = {
+        "components": [{"entity_type": "client-id", "match_type": 0, "match": client}],
+        "strict": True,
+    }
+    s.send(
+        ApiKey.DESCRIBE_CLIENT_QUOTAS,
+        exact,
+        version=top(ApiKey.DESCRIBE_CLIENT_QUOTAS),
+        label="nothing left",
+    )
+
+
+def describe_client_quotas(s: Session, v: int) -> None:
+    """Filters that match only this scenario's entities (the Kafka broker is shared)."""
+    client, user = s.name("client"), s.name("user")
+    sets = [
+        (
+            [("client-id", client)],
+            [("producer_byte_rate", 1048576.0), ("request_percentage", 50.0)],
+        ),
+        ([("user", user)], [("consumer_byte_rate", 4096.0)]),
+        ([("user", user), ("client-id", client)], [("producer_byte_rate", 1000.0)]),
+    ]
+    for entity, ops in sets:
+        request = {"entries": [_quota_entry(entity, ops)], "validate_only": False}
+        assert ok(s.call(ApiKey.ALTER_CLIENT_QUOTAS, top(ApiKey.ALTER_CLIENT_QUOTAS), request))
+
+    def component(entity_type: str, match_type: int, match: str | None) -> Any:
+        return {"entity_type": entity_type, "match_type": match_type, "match": match}
+
+    filters: list[tuple[str, list[Any], bool]] = [
+        ("exact client strict", [component("client-id", 0, client)], True),
+        ("exact user strict", [component("user", 0, user)], True),
+        (
+            "exact user and client",
+            [component("user", 0, user), component("client-id", 0, client)],
+            True,
+        ),
+        (
+            "user and any client",
+            [component("user", 0, user), component("client-id", 2, None)],
+            True,
+        ),
+        ("exact without match", [component("user", 0, None)], False),
+        ("duplicate type", [component("user", 0, user), component("user", 0, user)], False),
+        ("empty type", [component("", 2, None)], False),
+        ("custom type", [component("group", 2, None)], False),
+        ("ip with user", [component("ip", 2, None), component("user", 2, None)], False),
+        ("unknown match type", [component("user", 7, None)], False),
+    ]
+    for label, components, strict in filters:
+        s.send(
+            ApiKey.DESCRIBE_CLIENT_QUOTAS,
+            {"components": components, "strict": strict},
+            label=label,
+        )
+    for entity, ops in sets:
+        removal = [(key, None) for key, _value in ops]
+        request = {"entries": [_quota_entry(entity, removal)], "validate_only": False}
+        assert ok(s.call(ApiKey.ALTER_CLIENT_QUOTAS, top(ApiKey.ALTER_CLIENT_QUOTAS), request))
+
+
 #: Scenarios that do not apply below a version: idempotent batches need magic 2 (Produce v3+),
 #: fetch sessions Fetch v7 (KIP-227).
 FIRST_VERSION: Final = {"produce-idempotent": FIRST_V2_PRODUCE, "fetch-sessions": 7}
@@ -1174,6 +1279,8 @@ SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
         ("delete-groups", ApiKey.DELETE_GROUPS, delete_groups),
         ("offset-delete", ApiKey.OFFSET_DELETE, offset_delete),
         ("offset-for-leader-epoch", ApiKey.OFFSET_FOR_LEADER_EPOCH, offset_for_leader_epoch),
+        ("alter-client-quotas", ApiKey.ALTER_CLIENT_QUOTAS, alter_client_quotas),
+        ("describe-client-quotas", ApiKey.DESCRIBE_CLIENT_QUOTAS, describe_client_quotas),
     )
 )
 

@@ -15,6 +15,7 @@ from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_client_quotas,
     alter_configs,
     alter_partition,
     alter_partition_reassignments,
@@ -26,6 +27,7 @@ from franz.broker.handlers import (
     delete_groups,
     delete_records,
     delete_topics,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -107,6 +109,9 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
     # Transactions (issue 19).
     ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
+    # Client quotas (issue 20).
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: describe_client_quotas.handle,
+    ApiKey.ALTER_CLIENT_QUOTAS: alter_client_quotas.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,

@@ -212,7 +212,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         topic_ids=topic_ids,
         session=session,
         incremental=incremental,
-        max_bytes=min(request.max_bytes, services.fetch_max_bytes),
+        max_bytes=min(request.max_bytes, services.fetch_max_bytes, _quota_window_bytes(ctx)),
         min_bytes=request.min_bytes,
         max_wait_ms=timedelta_ms(request.max_wait),
         require_leader=_fetch_only_leader(version, replica_id),
@@ -485,6 +485,10 @@ def _respond(
     plan: _Plan,
     results: list[tuple[CachedPartition, FetchPartitionResult]],
 ) -> HandlerResult:
+    if plan.follower_id < 0 and ctx.services.client_quotas.fetch.enabled:
+        throttled = _fetch_quota_throttled(ctx, plan, results)
+        if throttled is not None:
+            return throttled
     endpoints = _leader_hints(ctx, results) if plan.version >= FIRST_NODE_ENDPOINTS else None
     by_topic: dict[str, FetchTopicResult] = {}
     with_data: list[SessionKey] = []
@@ -517,6 +521,43 @@ def _respond(
             session_id=plan.session.session_id if plan.session is not None else 0,
             node_endpoints=endpoints,
         )
+    )
+
+
+def _quota_window_bytes(ctx: RequestContext) -> int:
+    """A consumer's cap on ``max_bytes`` under ``consumer_byte_rate``: what fits the quota
+    window (Kafka's ``getMaxValueInQuotaWindow``); unbounded without a quota."""
+    quota = ctx.services.client_quotas.fetch
+    if not quota.enabled:
+        return 2**31 - 1
+    cap = quota.max_value_in_window(ctx.principal.name, ctx.client_id)
+    return 2**31 - 1 if cap is None else int(min(cap, 2**31 - 1))
+
+
+def _fetch_quota_throttled(
+    ctx: RequestContext,
+    plan: _Plan,
+    results: list[tuple[CachedPartition, FetchPartitionResult]],
+) -> HandlerResult | None:
+    """``consumer_byte_rate`` (``franz.broker.client_quotas``): record the response's
+    record bytes; over the quota, take them back and answer empty with the throttle time,
+    the connection muted (Kafka's ``handleFetchRequest``: ``unrecordQuotaSensor``,
+    ``getThrottledResponse``); the session's cached partitions are left as they were."""
+    quota = ctx.services.client_quotas.fetch
+    size = 0
+    for _cached, result in results:
+        for r in result.records:
+            size += r.size if isinstance(r, FileRegion) else len(r)
+    user, client_id = ctx.principal.name, ctx.client_id
+    now_ms = ctx.services.client_quotas.now_ms()
+    throttle_ms = quota.record(user, client_id, size, now_ms)
+    if throttle_ms <= 0:
+        return None
+    quota.unrecord(user, client_id, size, now_ms)
+    ctx.connection.throttle(throttle_ms)
+    session_id = plan.session.session_id if plan.session is not None and plan.incremental else 0
+    return RawBody(
+        encode_fetch_response(plan.version, [], throttle_time_ms=throttle_ms, session_id=session_id)
     )
 
 

@@ -49,6 +49,8 @@ from franz.admin.topics import (
     describe_resource_configs,
     parse_add_config,
 )
+from franz.cli.tools import quota_configs
+from franz.cli.tools.quota_configs import QUOTA_ENTITY_TYPES, EntityAction
 
 __all__ = ["add_arguments", "run"]
 
@@ -68,15 +70,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions.add_argument(
         "--alter", action="store_true", help="Alter the configuration for the entity."
     )
+    # Repeatable, in order, for (user, client-id) quota entities (franz.cli.tools.quota_configs).
     parser.add_argument(
-        "--entity-type", required=True, choices=sorted(_RESOURCE), help="type of entity"
+        "--entity-type",
+        required=True,
+        choices=sorted([*_RESOURCE, *QUOTA_ENTITY_TYPES]),
+        action=EntityAction,
+        help="type of entity (topics/brokers/users/clients)",
     )
-    names = parser.add_mutually_exclusive_group()
-    names.add_argument("--entity-name", help="name of entity (topic name / broker id)")
-    names.add_argument(
+    parser.add_argument(
+        "--entity-name",
+        action=EntityAction,
+        help="name of entity (topic name / broker id / user principal name / client id)",
+    )
+    parser.add_argument(
         "--entity-default",
-        action="store_true",
-        help="the cluster-wide default entity (brokers only)",
+        nargs=0,
+        default=False,
+        action=EntityAction,
+        help="the default entity (brokers: the cluster-wide default; users, clients)",
     )
     parser.add_argument(
         "--all", action="store_true", help="describe: all configs, not only dynamic ones"
@@ -100,6 +112,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Kafka's ``ConfigCommandOptions.checkArgs`` for topics and brokers."""
+    if len(getattr(args, "entity_order", None) or []) > 2 or (
+        args.entity_default and args.entity_name is not None
+    ):
+        parser.error("argument --entity-default: not allowed with argument --entity-name")
     if args.entity_default and args.entity_type != "brokers":
         parser.error("--entity-default applies to --entity-type brokers only")
     if args.entity_type == "brokers" and args.entity_name is not None:
@@ -131,6 +147,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
+    if quota_configs.handles(args):
+        return quota_configs.run(args)
     check_args(args._parser, args)
     admin = make_admin(args)
     metadata = check_reachable(admin, args)
