@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
 
 from tests.support.broker import BrokerProcess
 from tests.support.clients import (
@@ -107,6 +110,40 @@ def franz_log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return log_dir
 
 
+def create_on_fresh_kafka(kafka: KafkaBroker, topic: str, timeout: float = 240.0) -> None:
+    """Create ``topic`` (one partition) on a Kafka that has just started.
+
+    Under CI load a fresh Kafka once named no controller in Metadata for 90 s, and
+    librdkafka's CreateTopics failed "while waiting for controller": wait for the controller
+    first, then try CreateTopics for 30 s at a time until ``timeout`` (an attempt that timed
+    out on the client may still have created the topic: TOPIC_ALREADY_EXISTS is then fine).
+    """
+    deadline = time.monotonic() + timeout
+    kafka.wait_for_controller(timeout=timeout)
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap, "log_level": 2})
+    while True:
+        try:
+            create_topic(kafka.bootstrap, topic, timeout=30)
+            return
+        except KafkaException as e:
+            if e.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS and _has_leaders(admin, topic):
+                return
+            if time.monotonic() > deadline:
+                raise
+        except AssertionError:  # created, but no leader yet within the attempt
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(1)
+
+
+def _has_leaders(admin: AdminClient, topic: str) -> bool:
+    try:
+        metadata = admin.list_topics(topic, timeout=30).topics[topic]
+    except KafkaException:
+        return False
+    return metadata.error is None and all(p.leader >= 0 for p in metadata.partitions.values())
+
+
 @pytest.fixture(scope="module")
 def kafka_log_dir(
     kafka_libs: Path, zookeeper: str, tmp_path_factory: pytest.TempPathFactory
@@ -115,8 +152,7 @@ def kafka_log_dir(
     base = tmp_path_factory.mktemp("kafka-writer")
     kafka = KafkaBroker(base, f"{zookeeper}/kafka-writer", properties=SMALL_SEGMENTS).start()
     try:
-        # A freshly started Kafka under CI load once took over 30 s to create it.
-        create_topic(kafka.bootstrap, TOPIC, timeout=90)
+        create_on_fresh_kafka(kafka, TOPIC)
         write(kafka.bootstrap)
     finally:
         kafka.stop()

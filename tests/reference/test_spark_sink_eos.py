@@ -16,7 +16,10 @@ input's ``partition:offset``):
   check they are its first rows and write the rest: ``franz.spark.txn_writer``.)
 - the driver SIGKILLed while a micro-batch's transactions are open (records of the batch in
   the output's log, ``commits/N`` not written) and restarted from its checkpoint
-  (``tests.spark.stream_driver --sink-topic``).
+  (``tests.spark.stream_driver --sink-topic``). Checking ``commits/N`` and sending SIGKILL is
+  not atomic: when the kill lands just after Spark wrote ``commits/N``, the driver is
+  restarted from its checkpoint and killed again in a later batch, until one kill lands
+  mid-batch (bounded by a deadline).
 
 One SparkSession for the module, ``local[2,4]`` so that a failed task is tried again (plain
 ``local[2]`` has no task retries), stopped at the end of the module: it must not be the
@@ -67,10 +70,14 @@ def spark(kafka_libs: Path) -> Iterator[SparkSession]:
         session.stop()
 
 
-def produce_input(bootstrap: str, topic: str, count: int, partitions: int, pad: int = 0) -> None:
-    """Values ``v<i>`` (and ``pad`` dots), record ``i`` to partition ``i % partitions``."""
+def produce_input(
+    bootstrap: str, topic: str, count: int, partitions: int, pad: int = 0, start: int = 0
+) -> None:
+    """Values ``v<i>`` (and ``pad`` dots), record ``i`` to partition ``i % partitions``, for
+    ``i`` in ``[start, start + count)`` (``start`` a multiple of ``partitions`` continues an
+    input written so, keeping record ``i`` at offset ``i // partitions``)."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "log_level": 2})
-    for i in range(count):
+    for i in range(start, start + count):
         while True:
             try:
                 producer.produce(topic, value=b"v%d" % i + b"." * pad, partition=i % partitions)
@@ -348,6 +355,40 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     _reap_group(proc)
 
 
+def _kill_mid_batch(
+    driver: subprocess.Popen[bytes],
+    bootstrap: str,
+    sink: str,
+    parts: int,
+    checkpoint: Path,
+    log: Path,
+    after: int,
+    deadline: float,
+) -> int | None:
+    """SIGKILL ``driver`` while a batch ``N > after`` is planned (``offsets/N``), not
+    committed (``commits/N``), and more than 100 of its records are in the output's log (its
+    high watermarks past where they were when the batch was first seen planned): ``N``, once
+    the driver is dead; ``None`` if the driver exited on its own first (its input all done).
+
+    The kill may still land just after Spark wrote ``commits/N``: the caller looks.
+    """
+    seen_at: dict[int, int] = {}  # batch -> the output's high watermarks when first seen
+    while time.monotonic() < deadline and driver.poll() is None:
+        planned = sorted(int(f.name) for f in (checkpoint / "offsets").glob("[0-9]*"))
+        batch = planned[-1] if planned else -1
+        if batch > after and not (checkpoint / "commits" / str(batch)).exists():
+            written = high_watermarks(bootstrap, sink, parts)
+            seen_at.setdefault(batch, written)
+            if written > seen_at[batch] + 100:
+                driver.send_signal(signal.SIGKILL)
+                assert driver.wait(30) == -signal.SIGKILL
+                return batch
+        time.sleep(0.01)
+    if driver.poll() is not None:
+        assert driver.returncode == 0, log.read_text()[-3000:]
+    return None
+
+
 @pytest.mark.parametrize("name", BROKERS)
 def test_driver_killed_mid_batch_restarts_exactly_once(
     request: pytest.FixtureRequest, spark: SparkSession, name: str, tmp_path: Path
@@ -362,28 +403,38 @@ def test_driver_killed_mid_batch_restarts_exactly_once(
     checkpoint, log = tmp_path / "checkpoint", tmp_path / "driver.log"
 
     # Kill while batch N >= 1 is planned (offsets/N), not committed (commits/N), and some of
-    # its records are in the output's log (high watermarks past the earlier batches' records
-    # and their commit markers, at most 9 a batch), i.e. with transactions open.
-    driver = _start_driver(bootstrap, source_topic, sink, checkpoint, log)
+    # its records are in the output's log, i.e. with transactions open. A kill that landed
+    # just after commits/N (or a driver that ran out of input first) is not what this test
+    # is about: restart from the checkpoint, with another batch of input, and kill again in
+    # a later batch. Every restart is a recovery too, checked by the exactly-once output.
     killed_in: int | None = None
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and driver.poll() is None and killed_in is None:
+    late_kills: list[int] = []
+    after = 0
+    deadline = time.monotonic() + 420
+    while killed_in is None:
+        if time.monotonic() >= deadline:
+            pytest.fail(
+                f"no kill landed mid-batch (late kills in batches {late_kills}):\n"
+                f"{log.read_text()[-3000:]}"
+            )
+        driver = _start_driver(bootstrap, source_topic, sink, checkpoint, log)
+        try:
+            batch = _kill_mid_batch(
+                driver, bootstrap, sink, parts, checkpoint, log, after, deadline
+            )
+        finally:
+            _stop(driver)
+        if batch is not None and not (checkpoint / "commits" / str(batch)).exists():
+            killed_in = batch
+            break
+        if batch is not None:
+            late_kills.append(batch)
+            after = batch
+        else:  # the driver finished its input (or the deadline passed): next round needs more
             planned = sorted(int(f.name) for f in (checkpoint / "offsets").glob("[0-9]*"))
-            batch = planned[-1] if planned else -1
-            if batch >= 1 and not (checkpoint / "commits" / str(batch)).exists():
-                written = high_watermarks(bootstrap, sink, parts)
-                if written > batch * per_batch + 100:
-                    driver.send_signal(signal.SIGKILL)
-                    killed_in = batch
-                    continue
-            time.sleep(0.01)
-        if killed_in is None:
-            pytest.fail(f"no batch seen mid-write:\n{log.read_text()[-3000:]}")
-        assert driver.wait(30) == -signal.SIGKILL
-    finally:
-        _stop(driver)
-    assert not (checkpoint / "commits" / str(killed_in)).exists(), "killed after the commit"
+            after = max(after, planned[-1] if planned else 0)
+        produce_input(bootstrap, source_topic, per_batch, parts, start=count)
+        count += per_batch
     planned_range = (checkpoint / "offsets" / str(killed_in)).read_text()
 
     restarted = _start_driver(bootstrap, source_topic, sink, checkpoint, log)

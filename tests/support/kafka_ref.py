@@ -42,6 +42,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from kazoo.client import KazooClient
+
 __all__ = [
     "DUMP_LOG_SEGMENTS",
     "HasBootstrap",
@@ -362,6 +366,45 @@ class KafkaBroker(_JavaProcess):
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"Kafka did not start within {timeout} s:\n{self.output()[-20000:]}")
+
+    def wait_for_controller(self, timeout: float = 120.0) -> None:
+        """Wait until the cluster has a controller this broker's Metadata names.
+
+        Kafka prints ``started`` before its controller is elected (``KafkaController`` works
+        through its own event queue), and a broker learns the controller only from the
+        controller's UpdateMetadata. librdkafka's admin calls (CreateTopics, ...) look the
+        controller up in one Metadata answer and wait for the whole operation timeout when it
+        is ``-1`` ("Failed while waiting for controller"). So: ``/controller`` and this
+        broker's ``/brokers/ids/<id>`` exist in the chroot, then Metadata names a controller.
+        """
+        deadline = time.monotonic() + timeout
+        broker_id = self.properties["broker.id"]
+        zk = KazooClient(hosts=self.properties["zookeeper.connect"])
+        zk.start(timeout=max(1.0, deadline - time.monotonic()))
+        try:
+            while not (zk.exists("/controller") and zk.exists(f"/brokers/ids/{broker_id}")):
+                if time.monotonic() > deadline or self._died():
+                    raise RuntimeError(
+                        f"no /controller or /brokers/ids/{broker_id} within {timeout} s:\n"
+                        f"{self.output()[-20000:]}"
+                    )
+                time.sleep(0.1)
+        finally:
+            zk.stop()
+            zk.close()
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 2})
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._died():
+                raise RuntimeError(
+                    f"Metadata named no controller within {timeout} s:\n{self.output()[-20000:]}"
+                )
+            try:
+                if admin.list_topics(timeout=min(10.0, remaining)).controller_id >= 0:
+                    return
+            except KafkaException:
+                pass  # a Metadata request timed out: ask again
+            time.sleep(0.1)
 
     def stop(self, timeout: float = 60.0) -> int | None:
         """Controlled shutdown (SIGTERM); a clean stop exits with 143 and logs
