@@ -92,6 +92,16 @@ class TxnMarkerChannel:
             else:
                 nodes[node.id] = node
                 remote.setdefault(node.id, []).append(tp)
+        if not remote:
+            # Only local partitions (always, on one broker): no task, no extra event-loop turn;
+            # with its ISR complete the appends and their wait finish without yielding.
+            if local:
+                written = await write_txn_markers_locally(
+                    services, producer_id, producer_epoch, coordinator_epoch, commit, local
+                )
+                for tp, code in written.items():
+                    outcome[tp] = code
+            return outcome
         work: list[Awaitable[dict[TopicPartition, ErrorCode]]] = [
             self._send(nodes[b], producer_id, producer_epoch, coordinator_epoch, commit, tps)
             for b, tps in remote.items()
