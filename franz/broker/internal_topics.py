@@ -90,8 +90,12 @@ async def append_and_wait(
         raise CoordinatorNotAvailableError(f"writing {tp} failed: {exc}") from exc
     if required_acks != -1 or not info.batch_count:
         return info.first_offset
-    outcome = await replica_manager.wait_for_replication({tp: info.last_offset + 1}, timeout_ms)
-    code = outcome[tp]
+    required = info.last_offset + 1
+    # Decided already (the ISR is this broker alone, or caught up): no wait, no event-loop turn.
+    code = replica_manager.replication_done(tp, required)
+    if code is None:
+        outcome = await replica_manager.wait_for_replication({tp: required}, timeout_ms)
+        code = outcome[tp]
     if code != ErrorCode.NONE:
         raise _REPLICATION_ERRORS.get(code, CoordinatorNotAvailableError)(
             f"writing {tp}: {code.name} while waiting for its in-sync replicas"

@@ -19,7 +19,10 @@ each partition's leader in the metadata cache (on ``inter.broker.listener.name``
 The per-partition codes go back to ``TransactionCoordinator``, which retries, stops, or logs
 the completed transaction (its module docstring has Kafka's rules).
 
-Concurrency: the broker's event loop; requests to different leaders go out together.
+Concurrency: the broker's event loop; requests to different leaders go out together. When
+every partition is led here (always on one broker) the local write is awaited directly:
+with the ISRs complete it finishes without yielding, so the coordinator logs Complete* in
+the same event-loop step and no request can see the transaction between the two.
 """
 
 from __future__ import annotations
@@ -95,6 +98,16 @@ class TxnMarkerChannel:
             else:
                 nodes[node.id] = node
                 remote.setdefault(node.id, []).append(tp)
+        if not remote:
+            # Only local partitions (always, on one broker): no task, no extra event-loop turn;
+            # with its ISR complete the appends and their wait finish without yielding.
+            if local:
+                written = await write_txn_markers_locally(
+                    services, producer_id, producer_epoch, coordinator_epoch, commit, local
+                )
+                for tp, code in written.items():
+                    outcome[tp] = code
+            return outcome
         work: list[Awaitable[dict[TopicPartition, ErrorCode]]] = [
             self._send(nodes[b], producer_id, producer_epoch, coordinator_epoch, commit, tps)
             for b, tps in remote.items()

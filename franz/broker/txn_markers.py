@@ -107,8 +107,16 @@ async def write_txn_markers_locally(
         # The LSO may have moved with the HW standing still: wake read-committed fetches.
         replica_manager.wake_waiters(tp)
         required[tp] = info.last_offset + 1
-    if required:
-        outcomes = await replica_manager.wait_for_replication(required, MARKER_REQUEST_TIMEOUT_MS)
+    waiting: dict[TopicPartition, int] = {}
+    for tp, offset in required.items():
+        # Decided already (the ISR is this broker alone, or caught up): no wait.
+        done = replica_manager.replication_done(tp, offset)
+        if done is None:
+            waiting[tp] = offset
+        else:
+            errors[tp] = done
+    if waiting:
+        outcomes = await replica_manager.wait_for_replication(waiting, MARKER_REQUEST_TIMEOUT_MS)
         errors.update(outcomes)
     offsets_partitions = [
         tp.partition

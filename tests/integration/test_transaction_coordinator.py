@@ -200,6 +200,27 @@ def test_init_commit_abort_and_retries_on_the_wire(broker):
         ]
 
 
+def test_the_next_transaction_starts_at_once_after_end_txn_on_one_broker(broker):
+    """EndTxn is answered before its markers start, and on one broker the markers and the
+    CompleteCommit are written in one event-loop step right after the answer: the
+    AddPartitionsToTxn a client sends as soon as EndTxn is answered finds the transaction
+    complete, never in PrepareCommit (CONCURRENT_TRANSACTIONS, which librdkafka and Kafka's
+    Java producer retry only after 20 ms). Each answer is checked, every time."""
+    create_topic(broker.bootstrap, "txn-next", partitions=2)
+    tid = "tx-next"
+    with WireClient.connect(broker.bootstrap) as client:
+        assert _coordinator(client, tid).error_code == 0
+        first = _init(client, tid)
+        assert first.error_code == 0, first
+        pid, epoch = first.producer_id, first.producer_epoch
+        for i in range(200):
+            added = _add(client, tid, pid, epoch, "txn-next", [0, 1])
+            assert set(added.values()) == {ErrorCode.NONE}, (i, added)
+            assert _end(client, tid, pid, epoch, commit=i % 2 == 0) == ErrorCode.NONE, i
+        last = _wait_state(client, tid, "CompleteAbort")
+        assert last.transaction_state == "CompleteAbort", last
+
+
 def test_invalid_transaction_timeout(broker):
     with WireClient.connect(broker.bootstrap) as client:
         _coordinator(client, "tx-timeout-bad")

@@ -149,6 +149,7 @@ class TransactionCoordinator:
         self._generate = generate_producer_id
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
         now = clock.wall_ms()
         self._last_abort_ms = now
         self._last_expiry_ms = now
@@ -389,6 +390,23 @@ class TransactionCoordinator:
     def _start_markers(
         self, transactional_id: str, coordinator_epoch: int, metadata: TransactionMetadata
     ) -> None:
+        """Start the markers on the next event-loop turn: after the EndTxn answer.
+
+        Kafka answers EndTxn first (``responseCallback(Errors.NONE)``) and only then queues
+        the markers (``addTxnMarkersToSend``). A task created here would run its first step
+        before the handler's answer is written (the connection writes it from the handler
+        task's done callback, scheduled after this task's first step), and the client would
+        wait for the marker appends; a callback scheduled now runs before that done callback
+        and creates the task, whose first step comes after it."""
+        asyncio.get_running_loop().call_soon(
+            self._spawn_completion, transactional_id, coordinator_epoch, metadata
+        )
+
+    def _spawn_completion(
+        self, transactional_id: str, coordinator_epoch: int, metadata: TransactionMetadata
+    ) -> None:
+        if self._closed:
+            return
         task = asyncio.get_running_loop().create_task(
             self._complete_transaction(transactional_id, coordinator_epoch, metadata)
         )
@@ -525,6 +543,7 @@ class TransactionCoordinator:
             await self.remove_expired_transactional_ids()
 
     async def shutdown(self) -> None:
+        self._closed = True
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
