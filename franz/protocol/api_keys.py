@@ -62,6 +62,10 @@ class ApiKey(enum.IntEnum):
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
+    # Authorization (issue 20).
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     ALTER_REPLICA_LOG_DIRS = 34
@@ -154,6 +158,10 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LIST_TRANSACTIONS: ApiSupport(0, 0, 1, 0),
     # Transactions (issue 19): TxnOffsetCommit v0-4 as Kafka 3.9 (v5, KIP-890, is Kafka 4's).
     ApiKey.TXN_OFFSET_COMMIT: ApiSupport(0, 0, 4, 3),
+    # Authorization (issue 20): v0 (before KIP-290's pattern types) is refused, as Kafka 4.
+    ApiKey.DESCRIBE_ACLS: ApiSupport(0, 1, 3, 2),
+    ApiKey.CREATE_ACLS: ApiSupport(0, 1, 3, 2),
+    ApiKey.DELETE_ACLS: ApiSupport(0, 1, 3, 2),
 }
 
 

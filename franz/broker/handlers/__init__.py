@@ -21,11 +21,14 @@ from franz.broker.handlers import (
     alter_replica_log_dirs,
     api_versions,
     controlled_shutdown,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -107,6 +110,10 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
     # Transactions (issue 19).
     ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
+    # Authorization (issue 20): the AclAuthorizer's APIs.
+    ApiKey.DESCRIBE_ACLS: describe_acls.handle,
+    ApiKey.CREATE_ACLS: create_acls.handle,
+    ApiKey.DELETE_ACLS: delete_acls.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,
