@@ -43,8 +43,10 @@ __all__ = [
     "authorizer_of",
     "binding_fields",
     "binding_filter",
+    "config_resource_denied",
     "entry_fields",
     "filter_authorized",
+    "txn_partitions_denied",
 ]
 
 #: The error code of a refused resource, by its type.
@@ -164,3 +166,65 @@ def entry_fields(entry: AccessControlEntry) -> dict[str, Any]:
         "operation": int(entry.operation),
         "permission_type": int(entry.permission_type),
     }
+
+
+#: ``ConfigResource.Type`` ids (DescribeConfigs, AlterConfigs) -> the ACL resource checked:
+#: a topic's configs on the topic, a group's on the group, the rest on the cluster
+#: (``KafkaApis.handleDescribeConfigsRequest`` / ``ConfigAdminManager.authorize``).
+_CONFIG_TOPIC, _CONFIG_GROUP = 2, 32
+
+
+def config_resource_denied(
+    ctx: RequestContext, operation: AclOperation, config_type: int, name: str
+) -> ErrorCode | None:
+    """DESCRIBE_CONFIGS / ALTER_CONFIGS on a config resource: None when allowed, else the
+    code to answer (TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED)."""
+    if config_type == _CONFIG_TOPIC:
+        resource_type, resource_name = ResourceType.TOPIC, name
+    elif config_type == _CONFIG_GROUP:
+        resource_type, resource_name = ResourceType.GROUP, name
+    else:
+        resource_type, resource_name = ResourceType.CLUSTER, CLUSTER_NAME
+    if authorize(ctx, operation, resource_type, resource_name):
+        return None
+    return DENIED[resource_type]
+
+
+def txn_partitions_denied(
+    ctx: RequestContext, transactional_id: str, partitions: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], ErrorCode] | None:
+    """AddPartitionsToTxn (v0-3, a client's) and TxnOffsetCommit-style checks
+    (``KafkaApis.handleAddPartitionsToTxnRequest``): WRITE on the transactional id (else every
+    partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE on each topic (refused ones
+    TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED: the request fails whole).
+    None when allowed."""
+    wanted = list(partitions)
+    if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    writable = filter_authorized(
+        ctx, AclOperation.WRITE, ResourceType.TOPIC, (t for t, _ in wanted)
+    )
+    if all(t in writable for t, _ in wanted):
+        return None
+    return {
+        tp: ErrorCode.OPERATION_NOT_ATTEMPTED
+        if tp[0] in writable
+        else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        for tp in wanted
+    }
+
+
+def txn_offsets_denied(ctx: RequestContext, request: Any) -> dict[tuple[str, int], ErrorCode]:
+    """TxnOffsetCommit's ACLs (``KafkaApis.handleTxnOffsetCommitRequest``): WRITE on the
+    transactional id, then READ on the group (each refusal fails every partition), then READ
+    on each topic (its partitions TOPIC_AUTHORIZATION_FAILED; the others are committed). The
+    refused partitions and their codes."""
+    wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    if not authorize(
+        ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+    ):
+        return dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return dict.fromkeys(wanted, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    readable = filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, (t for t, _ in wanted))
+    return {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] not in readable}

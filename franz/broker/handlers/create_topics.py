@@ -33,6 +33,7 @@ import uuid
 from collections import Counter
 from typing import Any, Final
 
+from franz.broker.authz import authorize_cluster, filter_authorized
 from franz.broker.configs import describe_topic_configs
 from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.broker.topic_manager import TopicManager
@@ -43,6 +44,7 @@ from franz.errors import (
     error_code_for,
 )
 from franz.metadata.store import TopicRecord
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -57,7 +59,18 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     counts = Counter(topic.name for topic in request.topics)
     results: list[dict[str, Any]] = []
     created: dict[str, int] = {}
+    # ACLs (KafkaApis.handleCreateTopicsRequest): CREATE on the cluster, or on each topic.
+    may_create = (
+        set(counts)
+        if authorize_cluster(ctx, AclOperation.CREATE)
+        else filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, counts)
+    )
     for topic in request.topics:
+        if counts[topic.name] == 1 and topic.name not in may_create:
+            results.append(
+                _error(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+            )
+            continue
         if counts[topic.name] > 1:
             results.append(
                 _error(

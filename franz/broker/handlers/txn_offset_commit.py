@@ -15,8 +15,8 @@ OFFSET_METADATA_TOO_LARGE, the group's status (NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS) or the append's mapped error (COORDINATOR_NOT_AVAILABLE,
 NOT_COORDINATOR, INVALID_PRODUCER_EPOCH from the partition's producer state, ...).
 
-Not done (Kafka 3.9 does them): ACLs (Franz has no authorizer: TRANSACTIONAL_ID_ and
-GROUP_AUTHORIZATION_FAILED never arise), and KIP-890's verification that the transaction
+ACLs (``franz.broker.authz.txn_offsets_denied``): WRITE on the transactional id, READ on the
+group and on each topic. Not done (Kafka 3.9 does it): KIP-890's verification that the transaction
 coordinator has the group's partition in the transaction
 (``transaction.partition.verification.enable``).
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import txn_offsets_denied
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.group.group import CommitRequest
 from franz.coordinator.group.offsets_topic import TopicPartitionKey
@@ -33,23 +34,28 @@ __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    denied = txn_offsets_denied(ctx, request)
     offsets: dict[TopicPartitionKey, CommitRequest] = {}
     for topic in request.topics:
         for p in topic.partitions:
+            if (topic.name, p.partition_index) in denied:
+                continue
             offsets[(topic.name, p.partition_index)] = CommitRequest(
                 offset=p.committed_offset,
                 leader_epoch=getattr(p, "committed_leader_epoch", -1),
                 metadata=p.committed_metadata,
             )
-    results = await ctx.services.group_coordinator.commit_txn_offsets(
-        group_id=request.group_id,
-        producer_id=request.producer_id,
-        producer_epoch=request.producer_epoch,
-        member_id=getattr(request, "member_id", ""),
-        generation_id=getattr(request, "generation_id", -1),
-        group_instance_id=getattr(request, "group_instance_id", None),
-        offsets=offsets,
-    )
+    results: dict[TopicPartitionKey, Any] = dict(denied)
+    if offsets or not denied:
+        results |= await ctx.services.group_coordinator.commit_txn_offsets(
+            group_id=request.group_id,
+            producer_id=request.producer_id,
+            producer_epoch=request.producer_epoch,
+            member_id=getattr(request, "member_id", ""),
+            generation_id=getattr(request, "generation_id", -1),
+            group_instance_id=getattr(request, "group_instance_id", None),
+            offsets=offsets,
+        )
     return {
         "throttle_time": 0,
         "topics": [
