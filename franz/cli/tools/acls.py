@@ -44,8 +44,10 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # exported, n
     ResourceType,
 )
 
-from franz.admin.client import java_error_text, make_admin, wait
+from franz.admin.client import java_error_text, java_exception_class, make_admin, wait
 from franz.admin.options import ToolError, add_connection_options
+from franz.admin.wire import connect
+from franz.errors import ErrorCode
 from franz.security import acl as model
 from franz.security.authorizer import SUPPORTED_OPERATIONS
 from franz.security.principal import KafkaPrincipal
@@ -53,6 +55,9 @@ from franz.security.principal import KafkaPrincipal
 __all__ = ["add_arguments", "run"]
 
 Pattern = tuple[model.ResourceType, str, model.PatternType]
+#: DescribeAcls (API key 29) and the highest version the tool sends.
+_DESCRIBE_ACLS = 29
+_DESCRIBE_ACLS_VERSION = 3
 Entry = model.AccessControlEntry
 
 
@@ -260,35 +265,63 @@ def _filter(pattern: Pattern | None, entry: Entry | None = None) -> AclBindingFi
     )
 
 
-def _from_binding(binding: Any) -> tuple[Pattern, Entry]:
-    pattern = (
-        model.ResourceType(binding.restype.value),
-        binding.name,
-        model.PatternType(binding.resource_pattern_type.value),
-    )
-    entry = Entry(
-        binding.principal,
-        binding.host,
-        model.AclOperation(binding.operation.value),
-        model.AclPermissionType(binding.permission_type.value),
-    )
-    return pattern, entry
-
-
-def _describe(
-    admin: object, args: argparse.Namespace, patterns: list[Pattern]
-) -> dict[Pattern, set[Entry]]:
+def _describe(args: argparse.Namespace, patterns: list[Pattern]) -> dict[Pattern, set[Entry]]:
+    """DescribeAcls for each pattern (none: every ACL), over ``franz.admin.wire``:
+    librdkafka drops DescribeAcls' top-level error (CLUSTER_AUTHORIZATION_FAILED,
+    SECURITY_DISABLED) and answers an empty list, where Kafka's tool reports the error."""
     found: dict[Pattern, set[Entry]] = {}
-    for pattern in patterns or [None]:  # type: ignore[list-item]
-        for binding in wait(admin.describe_acls(_filter(pattern)), args):  # type: ignore[attr-defined]
-            key, entry = _from_binding(binding)
-            found.setdefault(key, set()).add(entry)
+    address = args.bootstrap_server.split(",")[0]
+    try:
+        with connect(address, args.timeout_ms / 1000, "franz-acls") as conn:
+            wanted: list[Pattern | None] = [*patterns] if patterns else [None]
+            for pattern in wanted:
+                response = conn.request(
+                    _DESCRIBE_ACLS, _filter_fields(pattern), max_version=_DESCRIBE_ACLS_VERSION
+                )
+                code = ErrorCode(int(response.error_code))
+                if code != ErrorCode.NONE:
+                    raise _BrokerError(
+                        f"{java_exception_class(code)}: {response.error_message or code.message}"
+                    )
+                for resource in response.resources:
+                    key = (
+                        model.ResourceType(int(resource.resource_type)),
+                        resource.resource_name,
+                        model.PatternType(int(resource.pattern_type)),
+                    )
+                    for acl in resource.acls:
+                        found.setdefault(key, set()).add(
+                            Entry(
+                                acl.principal,
+                                acl.host,
+                                model.AclOperation(int(acl.operation)),
+                                model.AclPermissionType(int(acl.permission_type)),
+                            )
+                        )
+    except OSError as exc:
+        raise ToolError(f"could not list ACLs at {address}: {exc}") from exc
     return found
 
 
-def _list(admin: object, args: argparse.Namespace) -> None:
+def _filter_fields(pattern: Pattern | None) -> dict[str, Any]:
+    return {
+        "resource_type_filter": int(pattern[0]) if pattern else int(model.ResourceType.ANY),
+        "resource_name_filter": pattern[1] if pattern else None,
+        "pattern_type_filter": int(pattern[2]) if pattern else int(model.PatternType.ANY),
+        "principal_filter": None,
+        "host_filter": None,
+        "operation": int(model.AclOperation.ANY),
+        "permission_type": int(model.AclPermissionType.ANY),
+    }
+
+
+class _BrokerError(Exception):
+    """A broker's refusal: ``Error while executing ACL command: <message>``."""
+
+
+def _list(args: argparse.Namespace) -> None:
     resources = _resources(args, required=False)
-    found = _describe(admin, args, resources)
+    found = _describe(args, resources)
     principals = _principals(args.principal)
     if not principals:
         for pattern in sorted(found):
@@ -314,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
     admin = make_admin(args)
     try:
         if args.list:
-            _list(admin, args)
+            _list(args)
             return 0
         if args.add:
             plan = _resource_to_entries(args)
@@ -354,8 +387,11 @@ def run(args: argparse.Namespace) -> int:
                 if ok:
                     for future in admin.delete_acls(filters).values():
                         wait(future, args)
-        _list(admin, args)
+        _list(args)
     except KafkaException as exc:
         print(f"Error while executing ACL command: {java_error_text(exc)}")
+        return 1
+    except _BrokerError as exc:
+        print(f"Error while executing ACL command: {exc}")
         return 1
     return 0
