@@ -158,10 +158,10 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LIST_TRANSACTIONS: ApiSupport(0, 0, 1, 0),
     # Transactions (issue 19): TxnOffsetCommit v0-4 as Kafka 3.9 (v5, KIP-890, is Kafka 4's).
     ApiKey.TXN_OFFSET_COMMIT: ApiSupport(0, 0, 4, 3),
-    # Authorization (issue 20): v0 (before KIP-290's pattern types) is refused, as Kafka 4.
-    ApiKey.DESCRIBE_ACLS: ApiSupport(0, 1, 3, 2),
-    ApiKey.CREATE_ACLS: ApiSupport(0, 1, 3, 2),
-    ApiKey.DELETE_ACLS: ApiSupport(0, 1, 3, 2),
+    # Authorization (issue 20): v0 with the v1 classes (``franz.protocol.acls_v0``).
+    ApiKey.DESCRIBE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
+    ApiKey.CREATE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
+    ApiKey.DELETE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
 }
 
 

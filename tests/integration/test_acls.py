@@ -10,6 +10,7 @@ metadata, and what ANONYMOUS may do is exactly what they grant. Codes are checke
 from __future__ import annotations
 
 import datetime
+import struct
 import subprocess
 import sys
 import uuid
@@ -31,7 +32,15 @@ from kio.schema.join_group.v9 import request as join_group_v9
 from kio.schema.offset_fetch.v8 import request as offset_fetch_v8
 
 from tests.support.broker import BrokerProcess
-from tests.support.wire import WireClient, batch, fetch, list_offsets, metadata, produce
+from tests.support.wire import (
+    WireClient,
+    batch,
+    encode_header,
+    fetch,
+    list_offsets,
+    metadata,
+    produce,
+)
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}
 SUPER = {**AUTHORIZER, "super.users": "User:ANONYMOUS"}
@@ -309,3 +318,34 @@ def test_acl_apis_answer_security_disabled_without_an_authorizer(tmp_path: Path)
         done = franz("acls", "--bootstrap-server", broker.bootstrap, "--list")
         assert done.returncode == 1
         assert "SecurityDisabledException" in done.stdout, done
+
+
+def _s(text: str | None) -> bytes:
+    if text is None:
+        return b"\xff\xff"
+    return struct.pack(">h", len(text)) + text.encode()
+
+
+def test_acl_apis_v0_on_the_wire(tmp_path: Path) -> None:
+    """v0 (kafka-python, old Java clients): LITERAL bindings, no pattern type on the wire."""
+    with BrokerProcess(tmp_path / "b", SUPER) as broker, WireClient.connect(broker.bootstrap) as c:
+        creation = b"\x02" + _s("orders") + _s("User:alice") + _s("*") + b"\x04\x03"
+        c.send_frame(encode_header(30, 0, 1) + struct.pack(">i", 1) + creation)
+        assert c.recv_frame() == struct.pack(">iii", 1, 0, 1) + struct.pack(">h", 0) + _s(None)
+        any_filter = b"\x01" + _s(None) + _s(None) + _s(None) + b"\x01\x01"
+        c.send_frame(encode_header(29, 0, 2) + any_filter)
+        assert c.recv_frame() == (
+            struct.pack(">iihh", 2, 0, 0, -1)
+            + struct.pack(">i", 1)
+            + b"\x02"
+            + _s("orders")
+            + struct.pack(">i", 1)
+            + _s("User:alice")
+            + _s("*")
+            + b"\x04\x03"
+        )
+        c.send_frame(encode_header(31, 0, 3) + struct.pack(">i", 1) + any_filter)
+        deleted = c.recv_frame()
+        assert deleted.startswith(struct.pack(">iii", 3, 0, 1) + struct.pack(">h", 0) + _s(None))
+        assert deleted.endswith(b"\x02" + _s("orders") + _s("User:alice") + _s("*") + b"\x04\x03")
+        assert _acls(broker.bootstrap, "--list") == ""

@@ -1,4 +1,4 @@
-"""CreateAcls (30), v1-3 (v0, before KIP-290's pattern types, is refused as Kafka 4 does):
+"""CreateAcls (30), v0-3 (v0 through ``franz.protocol.acls_v0``: LITERAL patterns only):
 add ACL bindings through the ``AclAuthorizer`` (Kafka's ``AclApis.handleCreateAcls``).
 
 ALTER on the cluster is required (CLUSTER_AUTHORIZATION_FAILED for every creation); with no

@@ -1,4 +1,4 @@
-"""DeleteAcls (31), v1-3: remove the ACL bindings each filter matches, answering per filter
+"""DeleteAcls (31), v0-3 (v0: LITERAL filters, ``franz.protocol.acls_v0``): remove the ACL bindings each filter matches, answering per filter
 the bindings it removed (Kafka's ``AclApis.handleDeleteAcls``, ``AclAuthorizer.deleteAcls``).
 
 ALTER on the cluster is required (CLUSTER_AUTHORIZATION_FAILED for every filter); with no
