@@ -53,7 +53,7 @@ class _Truncated(Exception):
 def _skip_string(data: bytes | bytearray, pos: int) -> int:
     if pos + 2 > len(data):
         raise _Truncated
-    (length,) = _I16.unpack_from(data, pos)
+    length: int = _I16.unpack_from(data, pos)[0]
     end = pos + 2 + max(length, 0)
     if end > len(data):
         raise _Truncated

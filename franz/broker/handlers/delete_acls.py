@@ -1,5 +1,6 @@
-"""DeleteAcls (31), v0-3 (v0: LITERAL filters, ``franz.protocol.acls_v0``): remove the ACL bindings each filter matches, answering per filter
-the bindings it removed (Kafka's ``AclApis.handleDeleteAcls``, ``AclAuthorizer.deleteAcls``).
+"""DeleteAcls (31), v0-3 (v0: LITERAL filters, ``franz.protocol.acls_v0``): remove the
+ACL bindings each filter matches, answering per filter the bindings it removed (Kafka's
+``AclApis.handleDeleteAcls``, ``AclAuthorizer.deleteAcls``).
 
 ALTER on the cluster is required (CLUSTER_AUTHORIZATION_FAILED for every filter); with no
 authorizer every filter gets SECURITY_DISABLED ("No Authorizer is configured."). A filter

@@ -1,5 +1,6 @@
-"""DescribeAcls (29), v0-3 (v0: LITERAL filters, ``franz.protocol.acls_v0``): the ACL bindings a filter matches, grouped by resource pattern
-(Kafka's ``AclApis.handleDescribeAcls``, ``DescribeAclsResponse.aclsResources``).
+"""DescribeAcls (29), v0-3 (v0: LITERAL filters, ``franz.protocol.acls_v0``): the ACL
+bindings a filter matches, grouped by resource pattern (Kafka's ``AclApis.handleDescribeAcls``,
+``DescribeAclsResponse.aclsResources``).
 
 DESCRIBE on the cluster is required (top-level CLUSTER_AUTHORIZATION_FAILED); with no
 authorizer the answer is SECURITY_DISABLED ("No Authorizer is configured on the broker"). A
