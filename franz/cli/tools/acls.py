@@ -19,8 +19,9 @@ space ends the first line and starts the second, then an empty line; wrapped her
     patternType=LITERAL)`:<SPACE>
     <SPACE><TAB>(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)<SPACE>
 
-``--add`` and ``--remove`` list the ACLs of their resources afterwards. Kafka prints Scala
-sets (hash order); Franz sorts resources and entries. ``--producer``: WRITE, DESCRIBE and
+``--add`` and ``--remove`` print nothing more (Kafka 3.9's tool no longer lists afterwards;
+``--remove`` asks before deleting unless ``--force``). Kafka prints Scala sets (hash order);
+Franz sorts resources and entries. ``--producer``: WRITE, DESCRIBE and
 CREATE on the topics, WRITE and DESCRIBE on the transactional ids, IDEMPOTENT_WRITE on the
 cluster with ``--idempotent``; ``--consumer``: READ and DESCRIBE on the topics, READ on the
 groups. Usage errors are Kafka's messages (exit 1); a broker's refusal is printed as
@@ -387,7 +388,6 @@ def run(args: argparse.Namespace) -> int:
                 if ok:
                     for future in admin.delete_acls(filters).values():
                         wait(future, args)
-        _list(args)
     except KafkaException as exc:
         print(f"Error while executing ACL command: {java_error_text(exc)}")
         return 1
