@@ -14,8 +14,9 @@ import struct
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
@@ -31,6 +32,8 @@ from kio.schema.init_producer_id.v4 import request as init_producer_id_v4
 from kio.schema.join_group.v9 import request as join_group_v9
 from kio.schema.offset_fetch.v8 import request as offset_fetch_v8
 
+from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
+from franz.protocol.messages import build, request_type
 from tests.support.broker import BrokerProcess
 from tests.support.wire import (
     WireClient,
@@ -349,3 +352,91 @@ def test_acl_apis_v0_on_the_wire(tmp_path: Path) -> None:
         assert deleted.startswith(struct.pack(">iii", 3, 0, 1) + struct.pack(">h", 0) + _s(None))
         assert deleted.endswith(b"\x02" + _s("orders") + _s("User:alice") + _s("*") + b"\x04\x03")
         assert _acls(broker.bootstrap, "--list") == ""
+
+
+_ORDERS_P0 = [{"name": "orders", "partitions": [{"partition_index": 0, "committed_offset": 0}]}]
+#: (API key, request fields, the answer's code(s), expected code) for the APIs not above,
+#: each sent at every kio version Franz accepts.
+REFUSALS: list[tuple[int, dict[str, object], Callable[[Any], object], int]] = [
+    (14, {"group_id": "billing", "generation_id": 1, "member_id": "m", "assignments": []},
+     lambda r: r.error_code, GROUP_DENIED),
+    (12, {"group_id": "billing", "generation_id": 1, "member_id": "m"},
+     lambda r: r.error_code, GROUP_DENIED),
+    (13, {"group_id": "billing", "member_id": "m", "members": [{"member_id": "m"}]},
+     lambda r: r.error_code, GROUP_DENIED),
+    (8, {"group_id": "billing", "generation_id_or_member_epoch": -1, "member_id": "",
+         "topics": _ORDERS_P0},
+     lambda r: r.topics[0].partitions[0].error_code, GROUP_DENIED),
+    (47, {"group_id": "billing",
+          "topics": [{"name": "orders", "partitions": [{"partition_index": 0}]}]},
+     lambda r: r.error_code, GROUP_DENIED),
+    (42, {"groups_names": ["billing"]}, lambda r: r.results[0].error_code, GROUP_DENIED),
+    (15, {"groups": ["billing"]}, lambda r: r.groups[0].error_code, GROUP_DENIED),
+    (16, {}, lambda r: (r.error_code, len(r.groups)), (0, 0)),
+    (37, {"topics": [{"name": "orders", "count": 2, "assignments": None}], "timeout": 5000},
+     lambda r: r.results[0].error_code, TOPIC_DENIED),
+    (21, {"topics": [{"name": "orders", "partitions": [{"partition_index": 0, "offset": 0}]}],
+          "timeout": 5000},
+     lambda r: r.topics[0].partitions[0].error_code, TOPIC_DENIED),
+    (33, {"resources": [{"resource_type": 2, "resource_name": "orders", "configs": []}]},
+     lambda r: r.responses[0].error_code, TOPIC_DENIED),
+    (44, {"resources": [{"resource_type": 4, "resource_name": "0", "configs": []}]},
+     lambda r: r.responses[0].error_code, CLUSTER_DENIED),
+    (23, {"replica_id": -1, "topics": [{"topic": "orders", "partitions": [{"partition": 0}]}]},
+     lambda r: r.topics[0].partitions[0].error_code, TOPIC_DENIED),
+    (25, {"transactional_id": "tx", "producer_id": 1, "group_id": "billing"},
+     lambda r: r.error_code, TXN_DENIED),
+    (26, {"transactional_id": "tx", "producer_id": 1, "committed": True},
+     lambda r: r.error_code, TXN_DENIED),
+    (28, {"transactional_id": "tx", "group_id": "billing", "producer_id": 1, "generation_id": -1,
+          "topics": _ORDERS_P0},
+     lambda r: r.topics[0].partitions[0].error_code, TXN_DENIED),
+    (61, {"topics": [{"name": "orders", "partition_indexes": [0]}]},
+     lambda r: r.topics[0].partitions[0].error_code, TOPIC_DENIED),
+    (65, {"transactional_ids": ["tx"]}, lambda r: r.transaction_states[0].error_code, TXN_DENIED),
+    (66, {}, lambda r: (r.error_code, len(r.transaction_states)), (0, 0)),
+    (43, {"election_type": 0, "topic_partitions": [{"topic": "orders", "partitions": [0]}],
+          "timeout": 5000},
+     lambda r: r.replica_election_results[0].partition_result[0].error_code, CLUSTER_DENIED),
+    (45, {"timeout": 5000, "topics": [{"name": "orders", "partitions": [
+        {"partition_index": 0, "replicas": [0]}]}]},
+     lambda r: r.error_code, CLUSTER_DENIED),
+    (46, {"timeout": 5000, "topics": None}, lambda r: r.error_code, CLUSTER_DENIED),
+    (34, {"dirs": [{"path": "/nowhere", "topics": [{"name": "orders", "partitions": [0]}]}]},
+     lambda r: r.results[0].partitions[0].error_code, CLUSTER_DENIED),
+    (27, {"markers": [{"producer_id": 1, "producer_epoch": 0, "transaction_result": True,
+                       "topics": [{"name": "orders", "partition_indexes": [0]}]}]},
+     lambda r: r.markers[0].topics[0].partitions[0].error_code, CLUSTER_DENIED),
+]  # fmt: skip
+
+
+def test_the_other_apis_refuse_at_every_version(data_dir: Path) -> None:
+    with BrokerProcess(data_dir, AUTHORIZER) as broker, WireClient.connect(broker.bootstrap) as c:
+        for api_key, fields, code_of, expected in REFUSALS:
+            support = SUPPORTED_APIS[ApiKey(api_key)]
+            for version in range(support.min_accepted, support.max_version + 1):
+                response = c.request(build(request_type(api_key, version), fields))
+                assert code_of(response) == expected, (ApiKey(api_key).name, version, response)
+        # DescribeLogDirs: the top-level code exists from v3; no results before it.
+        for version in range(1, 5):
+            response = c.request(build(request_type(35, version), {"topics": None}))
+            assert list(response.results) == []
+            if version >= 3:
+                assert response.error_code == CLUSTER_DENIED
+        # AddPartitionsToTxn: a client's (v0-3) refusal per partition; a broker's (v4+) whole.
+        for version in range(0, 6):
+            fields = {
+                "v3_and_below_transactional_id": "tx",
+                "v3_and_below_producer_id": 1,
+                "v3_and_below_topics": [{"name": "orders", "partitions": [0]}],
+                "transactions": [
+                    {"transactional_id": "tx", "producer_id": 1, "topics": [
+                        {"name": "orders", "partitions": [0]}]}
+                ],
+            }  # fmt: skip
+            response = c.request(build(request_type(24, version), fields))
+            if version < 4:
+                [topic] = response.results_by_topic_v3_and_below
+                assert topic.results_by_partition[0].partition_error_code == TXN_DENIED
+            else:
+                assert response.error_code == CLUSTER_DENIED
