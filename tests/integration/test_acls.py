@@ -301,6 +301,10 @@ def test_prefixed_allow_and_literal_deny_behave_as_kafkas(data_dir: Path) -> Non
             broker.bootstrap, "--add", "--deny-principal", "User:ANONYMOUS", "--operation",
             "Write", "--topic", "pay-secret",
         )  # fmt: skip
+        _acls(
+            broker.bootstrap, "--add", "--allow-principal", "User:ANONYMOUS", "--operation",
+            "Create", "--topic", "made-", "--resource-pattern-type", "prefixed",
+        )  # fmt: skip
         matching = _acls(
             broker.bootstrap, "--list", "--topic", "pay-secret", "--resource-pattern-type", "match"
         )
@@ -314,6 +318,26 @@ def test_prefixed_allow_and_literal_deny_behave_as_kafkas(data_dir: Path) -> Non
         assert sorted(t.name for t in metadata(c, None).topics) == ["pay-1", "pay-secret"]
         # Reading was never granted.
         assert fetch(c, "pay-1", 0, 0).error_code == TOPIC_DENIED
+        # CREATE on a prefix creates, but without DESCRIBE_CONFIGS the configs are withheld.
+        created = c.request(
+            build(
+                request_type(19, 7),
+                {
+                    "topics": [
+                        {"name": n, "num_partitions": 1, "replication_factor": 1}
+                        for n in ("made-1", "other-new")
+                    ],
+                    "timeout": 10000,
+                },
+            )
+        )
+        assert [
+            (t.name, t.error_code, t.topic_config_error_code, len(t.configs))
+            for t in created.topics
+        ] == [
+            ("made-1", 0, TOPIC_DENIED, 0),
+            ("other-new", TOPIC_DENIED, 0, 0),
+        ]
 
 
 def test_acl_apis_answer_security_disabled_without_an_authorizer(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ import uuid
 from collections import Counter
 from typing import Any, Final
 
-from franz.broker.authz import authorize_cluster, filter_authorized
+from franz.broker.authz import authorize, authorize_cluster, filter_authorized
 from franz.broker.configs import describe_topic_configs
 from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.broker.topic_manager import TopicManager
@@ -90,6 +90,10 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             continue
         if not validate_only:
             created[record.name] = record.partition_count
+        # Kafka: the configs (v5+) only with DESCRIBE_CONFIGS on the topic, else an error.
+        configs_allowed = authorize(
+            ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, record.name
+        )
         results.append(
             {
                 "name": record.name,
@@ -98,10 +102,15 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 "error_message": None,
                 "num_partitions": record.partition_count,
                 "replication_factor": len(record.assignment[0]),
+                "topic_config_error_code": (
+                    ErrorCode.NONE if configs_allowed else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                ),
                 "configs": [
                     entry.to_create_topics()
                     for entry in describe_topic_configs(ctx.services.config, record.configs)
-                ],
+                ]
+                if configs_allowed
+                else [],
             }
         )
     # Cluster mode: one wait for the controller to make every new topic's leaders.
