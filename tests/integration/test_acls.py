@@ -285,6 +285,14 @@ def test_acls_added_with_the_tool_let_exactly_that_through(data_dir: Path) -> No
         assert errors and errors[0].code() == GROUP_DENIED, errors
         with WireClient.connect(broker.bootstrap) as c:
             assert [t.name for t in metadata(c, None).topics] == ["orders"]
+            # KIP-430: what ANONYMOUS may do on orders (READ, WRITE, and DESCRIBE they imply).
+            asked = c.request(
+                build(
+                    request_type(3, 12),
+                    {"topics": [{"name": "orders"}], "include_topic_authorized_operations": True},
+                )
+            )
+            assert asked.topics[0].topic_authorized_operations == (1 << 3) | (1 << 4) | (1 << 8)
             assert produce(c, "pay-1", 0, batch((None, b"x"))).error_code == TOPIC_DENIED
         # Still no right to list or change ACLs.
         denied = franz("acls", "--bootstrap-server", broker.bootstrap, "--list")
