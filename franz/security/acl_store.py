@@ -150,13 +150,15 @@ class LocalAclStore:
             pattern_from_path(p): decode_acls_json(d) for p, d in self.nodes.acl_nodes().items()
         }
 
-    async def update(self, pattern: ResourcePattern, add: Entries, remove: Entries) -> Entries:
+    async def update(
+        self, pattern: ResourcePattern, change: Callable[[Entries], Entries]
+    ) -> tuple[Entries, Entries]:
         path = resource_path(pattern)
         current = decode_acls_json(self.nodes.acl_nodes().get(path, b""))
-        new = (current | add) - remove
+        new = change(current)
         if new != current:
             self.nodes.set_acl_node(path, encode_acls_json(new) if new else None)
-        return new
+        return current, new
 
 
 class ZkAclStore:
@@ -212,13 +214,15 @@ class ZkAclStore:
             return frozenset(), -1
         return decode_acls_json(read[0]), read[1].version
 
-    async def update(self, pattern: ResourcePattern, add: Entries, remove: Entries) -> Entries:
+    async def update(
+        self, pattern: ResourcePattern, change: Callable[[Entries], Entries]
+    ) -> tuple[Entries, Entries]:
         path = resource_path(pattern)
         for _ in range(_MAX_ATTEMPTS):
             current, version = await self.read(pattern)
-            new = (current | add) - remove
+            new = change(current)
             if new == current:
-                return current
+                return current, current
             try:
                 if version < 0:
                     await self.zk.create(path, encode_acls_json(new), makepath=True)
@@ -230,7 +234,7 @@ class ZkAclStore:
                 continue  # changed under us: read again (``updateResourceAcls``)
             parent, data = encode_change(pattern)
             await self.zk.create(f"{parent}/{ACL_CHANGE_PREFIX}", data, sequence=True)
-            return new
+            return current, new
         raise RuntimeError(f"Failed to update ACLs for {pattern} after {_MAX_ATTEMPTS} tries")
 
     def _watcher(self, parent: str) -> Callable[[list[str]], None]:

@@ -132,9 +132,12 @@ class AclStore(Protocol):
 
     async def load_all(self) -> dict[ResourcePattern, Entries]: ...
 
-    async def update(self, pattern: ResourcePattern, add: Entries, remove: Entries) -> Entries:
-        """Add and remove entries of one resource atomically (a conditional write, retried
-        on a concurrent change), notify the other brokers, return the stored entries."""
+    async def update(
+        self, pattern: ResourcePattern, change: Callable[[Entries], Entries]
+    ) -> tuple[Entries, Entries]:
+        """Apply ``change`` to the entries the store holds for one resource, atomically (a
+        conditional write, ``change`` applied again to a concurrent writer's result), notify
+        the other brokers; return the entries before and after."""
         ...
 
 
@@ -305,7 +308,8 @@ class AclAuthorizer:
         for pattern, indexes in by_pattern.items():
             add = frozenset(bindings[i].entry for i in indexes)
             try:
-                self.apply(pattern, await self._update(pattern, add, frozenset()))
+                _, after = await self._update(pattern, add.union)
+                self.apply(pattern, after)
                 outcome = AclCreateResult()
             except Exception as exc:  # one resource's failure is its result
                 log.warning("failed to create ACLs for %s: %s", pattern, exc)
@@ -332,33 +336,43 @@ class AclAuthorizer:
             matching = [i for i, f in enumerate(filters) if f.pattern.matches(pattern)]
             if not matching:
                 continue
-            current = self._cache.get(pattern, frozenset())
-            remove: dict[AccessControlEntry, list[int]] = {}
-            for entry in sorted(current):
-                for i in matching:
-                    if filters[i].entry.matches(entry):
-                        remove.setdefault(entry, []).append(i)
-            if not remove:
-                continue
+            known = self._cache.get(pattern)
+            if known is not None and not any(
+                filters[i].entry.matches(e) for i in matching for e in known
+            ):
+                continue  # nothing to delete here as far as this broker knows
+
+            def keep(current: Entries, matching: list[int] = matching) -> Entries:
+                # Applied to what the store holds (Kafka's updateResourceAcls), which another
+                # broker may have changed since this broker's cache learnt of it.
+                return frozenset(
+                    e for e in current if not any(filters[i].entry.matches(e) for i in matching)
+                )
+
             try:
-                self.apply(pattern, await self._update(pattern, frozenset(), frozenset(remove)))
+                before, after = await self._update(pattern, keep)
             except Exception as exc:  # one resource's failure is its filters'
                 log.warning("failed to delete ACLs for %s: %s", pattern, exc)
                 for i in matching:
                     errors[i] = (ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to delete ACLs: {exc}")
                 continue
-            for entry, filter_indexes in remove.items():
-                for i in filter_indexes:
-                    deleted[i].append(AclBinding(pattern, entry))
+            self.apply(pattern, after)
+            for entry in sorted(before - after):
+                for i in matching:
+                    if filters[i].entry.matches(entry):
+                        deleted[i].append(AclBinding(pattern, entry))
         return [
             AclDeleteResult((), *errors[i]) if i in errors else AclDeleteResult(tuple(deleted[i]))
             for i in range(len(filters))
         ]
 
-    async def _update(self, pattern: ResourcePattern, add: Entries, remove: Entries) -> Entries:
+    async def _update(
+        self, pattern: ResourcePattern, change: Callable[[Entries], Entries]
+    ) -> tuple[Entries, Entries]:
         if self.store is None:
-            return (self._cache.get(pattern, frozenset()) | add) - remove
-        return await self.store.update(pattern, add, remove)
+            before = self._cache.get(pattern, frozenset())
+            return before, change(before)
+        return await self.store.update(pattern, change)
 
 
 def _entry_applies(

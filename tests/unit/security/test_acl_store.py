@@ -11,10 +11,14 @@ from pathlib import Path
 from franz.metadata.local import LocalMetadataStore
 from franz.security.acl import (
     AccessControlEntry,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     PatternType,
     ResourcePattern,
+    ResourcePatternFilter,
     ResourceType,
     decode_acls_json,
     encode_acls_json,
@@ -28,6 +32,7 @@ from franz.security.acl_store import (
     pattern_from_path,
     resource_path,
 )
+from franz.security.authorizer import AclAuthorizer
 
 READ = AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW)
 DENY = AccessControlEntry(
@@ -102,14 +107,37 @@ def test_local_store_persists_in_the_metadata_file(tmp_path: Path) -> None:
     store.load()
     acls = LocalAclStore(store)
     pattern = ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL)
-    assert asyncio.run(acls.update(pattern, frozenset({READ, DENY}), frozenset())) == {READ, DENY}
-    assert asyncio.run(acls.update(pattern, frozenset(), frozenset({DENY}))) == {READ}
+    assert asyncio.run(acls.update(pattern, lambda cur: cur | {READ, DENY})) == (
+        set(),
+        {READ, DENY},
+    )
+    assert asyncio.run(acls.update(pattern, lambda cur: cur - {DENY})) == ({READ, DENY}, {READ})
     reloaded = LocalMetadataStore(tmp_path)
     reloaded.load()
     assert asyncio.run(LocalAclStore(reloaded).load_all()) == {pattern: {READ}}
     on_disk = json.loads((tmp_path / "franz-metadata.json").read_text())
     assert list(on_disk["acls"]) == ["/kafka-acl/Topic/orders"]
-    asyncio.run(LocalAclStore(reloaded).update(pattern, frozenset(), frozenset({READ})))
+    asyncio.run(LocalAclStore(reloaded).update(pattern, lambda cur: cur - {READ}))
     again = LocalMetadataStore(tmp_path)
     again.load()
     assert again.acl_nodes() == {}
+
+
+def test_delete_applies_filters_to_what_the_store_holds(tmp_path: Path) -> None:
+    """Another broker's write the cache has not seen yet is deleted too (Kafka's
+    ``updateResourceAcls`` filters the znode's ACLs, not the cache's)."""
+    store = LocalMetadataStore(tmp_path)
+    store.load()
+    pattern = ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL)
+    writer = AclAuthorizer(store=LocalAclStore(store))
+    stale = AclAuthorizer(store=LocalAclStore(store))
+    asyncio.run(writer.create_acls([AclBinding(pattern, READ)]))
+    asyncio.run(stale.load())
+    asyncio.run(writer.create_acls([AclBinding(pattern, DENY)]))  # unseen by ``stale``
+    anything = AclBindingFilter(
+        ResourcePatternFilter(ResourceType.TOPIC, "orders", PatternType.LITERAL),
+        AccessControlEntryFilter(None, None, AclOperation.ANY, AclPermissionType.ANY),
+    )
+    [result] = asyncio.run(stale.delete_acls([anything]))
+    assert {b.entry for b in result.deleted} == {READ, DENY}
+    assert store.acl_nodes() == {}
