@@ -245,9 +245,10 @@ class AclAuthorizer:
         operation: AclOperation,
         resource_type: ResourceType,
     ) -> bool:
-        """``AclAuthorizer.authorizeByResourceType`` (KIP-679): an ALLOW for the operation
-        (or ALL) on some literal or prefixed pattern of the type that no DENY covers (a
-        literal ``*`` DENY covers all; a DENY prefix covers the names starting with it)."""
+        """``AclAuthorizer.authorizeByResourceType`` (KIP-679): refused by a literal ``*``
+        DENY; else allowed with ``allow.everyone.if.no.acl.found``; else an ALLOW for the
+        operation (or ALL) on some literal or prefixed pattern of the type that no DENY
+        covers (a DENY prefix covers the names starting with it)."""
         if self.is_super_user(principal):
             return True
         who = str(principal)
@@ -271,6 +272,8 @@ class AclAuthorizer:
                 target.add(pattern.name)
         if WILDCARD_RESOURCE in deny_literals:
             return False
+        if self.allow_everyone_if_no_acl_found:
+            return True  # Kafka's AclAuthorizer, once no literal `*` DENY applies
 
         def denied_by_prefix(name: str) -> bool:
             return any(name.startswith(prefix) for prefix in deny_prefixes)

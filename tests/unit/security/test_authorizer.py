@@ -205,6 +205,12 @@ def test_authorize_by_resource_type() -> None:
     assert not shadowed.authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
     prefixed = with_acls((topic("o", T.PREFIXED), allow("User:alice", O.ALL)))
     assert prefixed.authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+    everyone = with_acls(
+        (topic("x"), allow("User:bob", O.READ)), allow_everyone_if_no_acl_found=True
+    )
+    assert everyone.authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+    walled = with_acls((topic("*"), deny("User:*", O.WRITE)), allow_everyone_if_no_acl_found=True)
+    assert not walled.authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
 
 
 def test_authorized_operations_lists_the_allowed_supported_operations() -> None:
