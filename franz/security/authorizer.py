@@ -57,6 +57,7 @@ __all__ = [
     "AclDeleteResult",
     "AclStore",
     "authorizer_from_config",
+    "binding_is_specific",
     "parse_super_users",
 ]
 
@@ -305,7 +306,7 @@ class AclAuthorizer:
         for i, binding in enumerate(bindings):
             problem = _invalid_binding(binding)
             if problem is not None:
-                results[i] = AclCreateResult(ErrorCode.INVALID_REQUEST, problem)
+                results[i] = problem
             else:
                 by_pattern.setdefault(binding.pattern, []).append(i)
         for pattern, indexes in by_pattern.items():
@@ -400,23 +401,39 @@ def _exists(
     )
 
 
-def _invalid_binding(binding: AclBinding) -> str | None:
-    """Why Kafka refuses a binding (``AclApis.handleCreateAcls`` and
-    ``AuthorizerUtils.validateAclBinding``), or None."""
+def _invalid_binding(binding: AclBinding) -> AclCreateResult | None:
+    """Why Kafka refuses a binding, or None. ``AclApis.handleCreateAcls``: INVALID_REQUEST for
+    a CLUSTER resource not named ``kafka-cluster`` and for an empty name; a principal that is
+    not ``<type>:<name>`` fails in Kafka's ``AclAuthorizer`` with UNKNOWN_SERVER_ERROR and
+    no message (measured on Kafka 3.9.2). ANY/MATCH/UNKNOWN elements never get here from
+    the wire (CreateAcls refuses the whole request); for direct callers they are
+    INVALID_REQUEST as ``AuthorizerUtils.validateAclBinding``."""
     pattern, entry = binding.pattern, binding.entry
     if pattern.resource_type == ResourceType.CLUSTER and pattern.name != "kafka-cluster":
-        return "The only valid name for the CLUSTER resource is kafka-cluster"
+        return AclCreateResult(
+            ErrorCode.INVALID_REQUEST,
+            "The only valid name for the CLUSTER resource is kafka-cluster",
+        )
     if not pattern.name:
-        return "Invalid empty resource name"
-    if (
+        return AclCreateResult(ErrorCode.INVALID_REQUEST, "Invalid empty resource name")
+    if not binding_is_specific(binding):
+        return AclCreateResult(
+            ErrorCode.INVALID_REQUEST, "Failed to create ACL: ACL binding contains unknown elements"
+        )
+    try:
+        KafkaPrincipal.parse(entry.principal)
+    except ValueError:
+        return AclCreateResult(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    return None
+
+
+def binding_is_specific(binding: AclBinding) -> bool:
+    """A binding Kafka's ``ResourcePattern`` and ``AccessControlEntry`` can hold: no ANY,
+    MATCH or UNKNOWN element (their constructors throw on ANY and MATCH)."""
+    pattern, entry = binding.pattern, binding.entry
+    return not (
         pattern.resource_type in (ResourceType.ANY, ResourceType.UNKNOWN)
         or not pattern.pattern_type.is_specific
         or entry.operation in (AclOperation.ANY, AclOperation.UNKNOWN)
         or entry.permission_type in (AclPermissionType.ANY, AclPermissionType.UNKNOWN)
-    ):
-        return "Failed to create ACL: ACL binding contains unknown elements"
-    try:
-        KafkaPrincipal.parse(entry.principal)
-    except ValueError as exc:
-        return f"Failed to create ACL: {exc}"
-    return None
+    )

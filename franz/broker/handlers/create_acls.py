@@ -3,10 +3,11 @@ add ACL bindings through the ``AclAuthorizer`` (Kafka's ``AclApis.handleCreateAc
 
 ALTER on the cluster is required (CLUSTER_AUTHORIZATION_FAILED for every creation); with no
 authorizer each creation gets SECURITY_DISABLED ("No Authorizer is configured."). A creation
-naming a CLUSTER resource other than ``kafka-cluster``, an empty name, or ANY/MATCH where a
-binding needs a specific value gets INVALID_REQUEST; an UNKNOWN element (a code Kafka does
-not know) fails the request's parsing, so the connection is closed, as Kafka's SocketServer
-closes it.
+naming a CLUSTER resource other than ``kafka-cluster`` or an empty name gets INVALID_REQUEST,
+a principal not ``<type>:<name>`` UNKNOWN_SERVER_ERROR; ANY or MATCH where a binding needs a
+specific value fails every creation with UNKNOWN_SERVER_ERROR; an UNKNOWN element (a code
+Kafka does not know) fails the request's parsing, so the connection is closed, as Kafka's
+SocketServer closes it. All as Kafka 3.9.2 answers (measured).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from franz.security.acl import (
     ResourceType,
     enum_or_unknown,
 )
+from franz.security.authorizer import binding_is_specific
 
 __all__ = ["handle"]
 
@@ -70,8 +72,16 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     authorizer = authorizer_of(ctx)
     if authorizer is None:
         return _all(len(bindings), ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
+    if not all(binding_is_specific(b) for b in bindings):
+        # Kafka's ``CreateAclsRequest.aclBinding`` throws on ANY or MATCH (ResourcePattern,
+        # AccessControlEntry): the whole request fails (measured on Kafka 3.9.2).
+        return _all(len(bindings), ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results = await authorizer.create_acls(bindings)
     return {
         "throttle_time": 0,
-        "results": [{"error_code": r.error, "error_message": r.message} for r in results],
+        # Kafka answers "" (not null) on success.
+        "results": [
+            {"error_code": r.error, "error_message": "" if r.error == 0 else r.message}
+            for r in results
+        ],
     }

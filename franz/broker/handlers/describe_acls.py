@@ -40,7 +40,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.NONE,
-        "error_message": None,
+        "error_message": "",  # Kafka's, on success
         "resources": [
             {
                 "resource_type": int(pattern.resource_type),

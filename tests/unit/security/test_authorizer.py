@@ -287,6 +287,9 @@ def test_create_refuses_bad_bindings_like_kafka() -> None:
         )
     )
     assert [int(r.error) for r in results] == [42, 42, 42, 42, 0]
+    bad_principal = AclBinding(topic("t"), allow("alice", O.READ))
+    [result] = asyncio.run(a.create_acls([bad_principal]))
+    assert (int(result.error), result.message) == (-1, None)
     assert results[0].message == "The only valid name for the CLUSTER resource is kafka-cluster"
     assert results[1].message == "Invalid empty resource name"
 
