@@ -43,6 +43,7 @@ __all__ = [
     "authorizer_of",
     "binding_fields",
     "binding_filter",
+    "cluster_operations",
     "config_resource_denied",
     "entry_fields",
     "filter_authorized",
@@ -129,6 +130,16 @@ def authorized_operations(
     for op in ops:
         field |= 1 << int(op)
     return field
+
+
+def cluster_operations(ctx: RequestContext, requested: bool = True) -> int:
+    """The cluster's authorized operations (DescribeCluster, Metadata v8-10): 0 without
+    DESCRIBE on the cluster (``KafkaApis.handleDescribeCluster``), else the bit field."""
+    if not requested:
+        return _OMITTED
+    if not authorize_cluster(ctx, AclOperation.DESCRIBE):
+        return 0
+    return authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
 
 
 def binding_filter(item: Any) -> AclBindingFilter:

@@ -392,7 +392,8 @@ _ORDERS_P0 = [{"name": "orders", "partitions": [{"partition_index": 0, "committe
 #: (API key, request fields, the answer's code(s), expected code) for the APIs not above,
 #: each sent at every kio version Franz accepts.
 REFUSALS: list[tuple[int, dict[str, object], Callable[[Any], object], int]] = [
-    (14, {"group_id": "billing", "generation_id": 1, "member_id": "m", "assignments": []},
+    (14, {"group_id": "billing", "generation_id": 1, "member_id": "m", "assignments": [],
+          "protocol_type": "consumer", "protocol_name": "range"},
      lambda r: r.error_code, GROUP_DENIED),
     (12, {"group_id": "billing", "generation_id": 1, "member_id": "m"},
      lambda r: r.error_code, GROUP_DENIED),

@@ -42,9 +42,27 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
             reassignments.pop(tp, None)  # the last one counts
             reassignments[tp] = None if replicas is None else tuple(int(r) for r in replicas)
     if not authorize_cluster(ctx, AclOperation.ALTER):
-        return response(
-            AlterReassignmentsResult(ApiError.of(ErrorCode.CLUSTER_AUTHORIZATION_FAILED))
-        )
+        # Kafka's getErrorResponse: the top-level error, and on every partition asked.
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return {
+            "throttle_time": 0,
+            "error_code": denied,
+            "error_message": denied.message,
+            "responses": [
+                {
+                    "name": topic.name,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "error_code": denied,
+                            "error_message": denied.message,
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in request.topics
+            ],
+        }
     if ctx.services.zk_mode:
         return _handle_cluster(ctx, reassignments)
     controller = ctx.services.topic_manager.controller

@@ -7,7 +7,8 @@ controllers (2) gets MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPO
 ``AuthHelper.computeDescribeClusterResponse`` answers. ``cluster_authorized_operations`` is
 Kafka's "not requested" sentinel (``Integer.MIN_VALUE``) unless asked for; then it is the
 CLUSTER operations the principal may do (``franz.broker.authz``; all of them with no
-authorizer, as Kafka without one).
+authorizer, as Kafka without one; 0 without DESCRIBE on the cluster, as Kafka's
+``handleDescribeCluster``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from franz.broker.authorized_operations import OPERATIONS_OMITTED
-from franz.broker.authz import authorized_operations
+from franz.broker.authz import cluster_operations
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
-from franz.security.acl import CLUSTER_NAME, ResourceType
 
 __all__ = ["handle"]
 
@@ -65,7 +65,5 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "cluster_id": services.cluster_id,
         "controller_id": -1 if controller_id is None else controller_id,
         "brokers": brokers,
-        "cluster_authorized_operations": authorized_operations(
-            ctx, ResourceType.CLUSTER, CLUSTER_NAME, requested
-        ),
+        "cluster_authorized_operations": cluster_operations(ctx, requested),
     }

@@ -67,7 +67,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             ctx, AclOperation.DESCRIBE_CONFIGS, resource.resource_type, resource.resource_name
         )
         if denied is not None:
-            result["error_code"], result["error_message"] = denied, None
+            result["error_code"], result["error_message"] = denied, denied.message
             results.append(result)
             continue
         try:

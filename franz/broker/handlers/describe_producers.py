@@ -44,7 +44,8 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             topic_error = (exc.code, exc.message)
         else:
             if topic.name not in readable:
-                topic_error = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                topic_error = (code, code.message)
             elif not services.metadata_cache.contains(topic.name):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 topic_error = (code, code.message)

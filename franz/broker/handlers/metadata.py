@@ -39,7 +39,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from franz.broker.authorized_operations import OPERATIONS_OMITTED
-from franz.broker.authz import authorize, authorized_operations, filter_authorized
+from franz.broker.authz import (
+    authorize,
+    authorized_operations,
+    cluster_operations,
+    filter_authorized,
+)
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
@@ -128,9 +133,9 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     ctx, ResourceType.TOPIC, result["name"]
                 )
     results = denied + results
-    cluster_operations = OPERATIONS_OMITTED
+    cluster_ops = OPERATIONS_OMITTED
     if 8 <= version <= 10 and getattr(request, "include_cluster_authorized_operations", False):
-        cluster_operations = authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+        cluster_ops = cluster_operations(ctx)
     brokers = [
         {"node_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
         for node in cache.alive_broker_nodes(ctx.listener_name)
@@ -142,7 +147,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "cluster_id": services.cluster_id,
         "controller_id": -1 if controller_id is None else controller_id,
         "topics": results,
-        "cluster_authorized_operations": cluster_operations,
+        "cluster_authorized_operations": cluster_ops,
     }
 
 
