@@ -110,6 +110,9 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.END_TXN: (0, 4),
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
     ApiKey.LIST_TRANSACTIONS: (0, 1),
+    ApiKey.DESCRIBE_ACLS: (0, 3),
+    ApiKey.CREATE_ACLS: (0, 3),
+    ApiKey.DELETE_ACLS: (0, 3),
 }
 
 #: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
@@ -120,9 +123,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     6: "UpdateMetadata",
     7: "ControlledShutdown",
     17: "SaslHandshake",
-    29: "DescribeAcls",
-    30: "CreateAcls",
-    31: "DeleteAcls",
     36: "SaslAuthenticate",
     38: "CreateDelegationToken",
     39: "RenewDelegationToken",
