@@ -236,7 +236,7 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
         ApiKey.API_VERSIONS,
         range(5),
         "api_keys",
-        "Franz advertises only the APIs it serves (SASL, ACLs, quotas and "
+        "Franz advertises only the APIs it serves (SASL, quotas and "
         "delegation tokens are not served yet; an embedded Franz, as compared here, does not "
         "serve the ZooKeeper-era inter-broker APIs, which a Franz broker in cluster mode "
         "serves and lists as Kafka does); the ranges of the APIs both serve are compared "
