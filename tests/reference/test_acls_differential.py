@@ -127,12 +127,15 @@ _OPEN = {
     "allow.everyone.if.no.acl.found": "true",
 }
 _ORDERS_P0 = [{"name": "orders", "partitions": [{"partition_index": 0, "committed_offset": 0}]}]
-#: ANONYMOUS: denied ALL on topic orders, group billing and transactional id tx; on the
-#: cluster allowed CLUSTER_ACTION only (the brokers' own requests), denied the rest.
+#: ANONYMOUS: denied ALL on topic orders, group billing and transactional id tx, WRITE on the
+#: topics prefixed ``pay``; on the cluster allowed CLUSTER_ACTION only (the brokers' own
+#: requests), denied the rest.
 _DENIALS = [
     _creation(resource_type=2, resource_name="orders", operation=2, permission_type=2),
     _creation(resource_type=3, resource_name="billing", operation=2, permission_type=2),
     _creation(resource_type=5, resource_name="tx", operation=2, permission_type=2),
+    _creation(resource_type=2, resource_name="pay", resource_pattern_type=4, operation=4,
+              permission_type=2),
     _creation(resource_type=4, resource_name="kafka-cluster", operation=9, principal="User:*"),
     *(
         _creation(resource_type=4, resource_name="kafka-cluster", operation=op, permission_type=2)
@@ -145,6 +148,11 @@ REQUESTS: list[tuple[int, int, dict[str, Any], Any]] = [
     (3, 12, {"topics": [{"name": "orders"}], "include_topic_authorized_operations": True},
      lambda r: [(t.name, t.error_code, t.topic_authorized_operations) for t in r.topics]),
     (3, 12, {"topics": None}, lambda r: sorted(t.name for t in r.topics)),
+    (0, 9, {"acks": -1, "timeout": 5000, "topic_data": [
+        {"name": "payments", "partition_data": [{"index": 0, "records": None}]}]},
+     lambda r: [(p.index, p.error_code) for t in r.responses for p in t.partition_responses]),
+    (3, 12, {"topics": [{"name": "payments"}], "include_topic_authorized_operations": True},
+     lambda r: [(t.name, t.error_code, t.topic_authorized_operations) for t in r.topics]),
     (0, 9, {"acks": -1, "timeout": 5000, "topic_data": [
         {"name": "orders", "partition_data": [{"index": 0, "records": None}]}]},
      lambda r: [(p.index, p.error_code) for t in r.responses for p in t.partition_responses]),
@@ -241,7 +249,8 @@ def _refusals(broker_bootstrap: str) -> list[object]:
                     request_type(19, 7),
                     {
                         "topics": [
-                            {"name": "orders", "num_partitions": 1, "replication_factor": 1}
+                            {"name": name, "num_partitions": 1, "replication_factor": 1}
+                            for name in ("orders", "payments")
                         ],
                         "timeout": 30000,
                     },
@@ -250,7 +259,7 @@ def _refusals(broker_bootstrap: str) -> list[object]:
             if created.topics[0].error_code != 38 or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-        assert created.topics[0].error_code == 0, created
+        assert [t.error_code for t in created.topics] == [0, 0], created
         acls = c.request(build(request_type(30, 3), {"creations": _DENIALS}))
         assert all(r.error_code == 0 for r in acls.results), acls
     answers: list[object] = []
