@@ -313,6 +313,11 @@ def test_prefixed_allow_and_literal_deny_behave_as_kafkas(data_dir: Path) -> Non
             broker.bootstrap, "--add", "--allow-principal", "User:ANONYMOUS", "--operation",
             "Create", "--topic", "made-", "--resource-pattern-type", "prefixed",
         )  # fmt: skip
+        for prefix in ("made-", "auto-"):
+            _acls(
+                broker.bootstrap, "--add", "--allow-principal", "User:ANONYMOUS", "--operation",
+                "Describe", "--topic", prefix, "--resource-pattern-type", "prefixed",
+            )  # fmt: skip
         matching = _acls(
             broker.bootstrap, "--list", "--topic", "pay-secret", "--resource-pattern-type", "match"
         )
@@ -346,6 +351,16 @@ def test_prefixed_allow_and_literal_deny_behave_as_kafkas(data_dir: Path) -> Non
             ("made-1", 0, TOPIC_DENIED, 0),
             ("other-new", TOPIC_DENIED, 0, 0),
         ]
+        # Auto-creation by Metadata needs CREATE (cluster or topic) besides DESCRIBE.
+        asked = metadata(c, ["made-2", "auto-1", "hidden-1"], allow_auto_topic_creation=True)
+        assert [(t.name, t.error_code) for t in asked.topics] == [
+            ("auto-1", TOPIC_DENIED),
+            ("hidden-1", TOPIC_DENIED),
+            ("made-2", 0),
+        ]
+        assert sorted(t.name for t in metadata(c, None).topics) == [
+            "made-1", "made-2", "pay-1", "pay-secret",
+        ]  # fmt: skip
 
 
 def test_acl_apis_answer_security_disabled_without_an_authorizer(tmp_path: Path) -> None:
