@@ -47,6 +47,7 @@ __all__ = [
     "config_resource_denied",
     "entry_fields",
     "filter_authorized",
+    "txn_offsets_denied",
     "txn_partitions_denied",
 ]
 
