@@ -135,6 +135,10 @@ _JAVA_EXCEPTIONS: Final = {
     "REQUEST_TIMED_OUT": "TimeoutException",
     "NETWORK_EXCEPTION": "NetworkException",
     "KAFKA_STORAGE_ERROR": "KafkaStorageException",
+    "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException",
+    "GROUP_AUTHORIZATION_FAILED": "GroupAuthorizationException",
+    "CLUSTER_AUTHORIZATION_FAILED": "ClusterAuthorizationException",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": "TransactionalIdAuthorizationException",
 }
 
 

@@ -2,18 +2,20 @@
 (v3+) report a client may do on a topic, the cluster or a group.
 
 The value is Kafka's ``Utils.to32BitField`` of ``AclOperation`` codes: bit ``code`` set for
-each allowed operation. Franz has no authorizer, so, as Kafka's
-``AuthHelper.authorizedOperations`` answers with ``authorizer = None``, every operation
-valid for the resource type (``AclEntry.supportedOperations``) is allowed. When the request
+each allowed operation. The constants below are the answers with no authorizer (Kafka's
+``AuthHelper.authorizedOperations`` with ``authorizer = None``): every operation valid for the
+resource type (``AclEntry.supportedOperations``). With ``authorizer.class.name`` set,
+``franz.broker.authz.authorized_operations`` asks the ACLs instead. When the request
 does not ask (``include_*_authorized_operations`` false, or a version without the flag), the
 field is ``Integer.MIN_VALUE``, the schema's "omitted" default.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 from typing import Final
+
+from franz.security.acl import AclOperation
 
 __all__ = [
     "CLUSTER_OPERATIONS",
@@ -23,26 +25,6 @@ __all__ = [
     "AclOperation",
     "to_32bit_field",
 ]
-
-
-class AclOperation(enum.IntEnum):
-    """Kafka's ``org.apache.kafka.common.acl.AclOperation`` codes."""
-
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
 
 
 #: Kafka's "authorized operations not requested" value (``Integer.MIN_VALUE``).

@@ -102,6 +102,8 @@ from franz.protocol.api_keys import ApiKey
 from franz.protocol.kafka_uuid import uuid_to_str
 from franz.protocol.messages import build_response
 from franz.protocol.records.compression import CompressionType
+from franz.security.acl_store import LocalAclStore, attach_zookeeper
+from franz.security.authorizer import authorizer_from_config
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_manager import LogManager
 
@@ -146,6 +148,10 @@ class Broker:
             self.mirror = TopicMirrorStore(local_store, self.broker_id)
             self.store = self.mirror
         self._store_path = local_store.path
+        #: The ACL authorizer (``authorizer.class.name``; None: everything allowed).
+        self.authorizer = authorizer_from_config(config.get)
+        if self.authorizer is not None and self.zookeeper_connect is None:
+            self.authorizer.store = LocalAclStore(local_store)
         self.zk: KafkaZkClient | None = None
         self.zk_store: ZooKeeperMetadataStore | None = None
         self.zk_session: ZkBrokerSession | None = None
@@ -359,6 +365,8 @@ class Broker:
         await admin.refresh()
         await admin.watch_config_changes()
         await self.client_quotas.load()
+        if self.authorizer is not None:
+            await attach_zookeeper(self.authorizer, self.zk.zk)
         await self.dynamic_config.fetch()
 
     async def _register_and_elect(self) -> None:
@@ -532,6 +540,8 @@ class Broker:
                 await self.zk.zk.close()
                 raise
         self.store.load()
+        if self.authorizer is not None and self.zk is None:
+            await self.authorizer.load()
         self.dynamic_config.load()
         if self.zk is None:
             await self.client_quotas.load()

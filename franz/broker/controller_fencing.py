@@ -20,10 +20,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import RequestContext
 from franz.controller.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from franz.controller.wire import from_wire
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["NO_BROKER_EPOCH", "ControllerRequest", "controller_request_error", "to_value"]
 
@@ -50,7 +52,11 @@ def to_value(ctx: RequestContext, request: Any) -> ControllerRequest | None:
 
 def controller_request_error(ctx: RequestContext, request: ControllerRequest) -> ErrorCode:
     """STALE_BROKER_EPOCH, STALE_CONTROLLER_EPOCH or NONE (module docstring); NONE records
-    the request's controller epoch as the newest."""
+    the request's controller epoch as the newest. First, as Kafka's ``KafkaApis``
+    (``authorizeClusterOperation``), CLUSTER_ACTION on the cluster: else
+    CLUSTER_AUTHORIZATION_FAILED."""
+    if not authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     services = ctx.services
     current = services.broker_epoch
     if request.broker_epoch != NO_BROKER_EPOCH and request.broker_epoch < current:
@@ -64,8 +70,7 @@ def controller_request_error(ctx: RequestContext, request: ControllerRequest) ->
         return ErrorCode.STALE_BROKER_EPOCH
     if not services.replica_manager.accept_controller_epoch(request.controller_epoch):
         log.warning(
-            "refusing %s from controller %d with epoch %d: the latest known controller "
-            "epoch is %d",
+            "refusing %s from controller %d with epoch %d: the latest known controller epoch is %d",
             type(request).__name__,
             request.controller_id,
             request.controller_epoch,

@@ -188,7 +188,7 @@ class Dispatcher:
                 request = decode_request(
                     header.api_key,
                     stand_in.kio_version,
-                    frame + stand_in.request_suffix,
+                    stand_in.request_bytes(frame, header.size),
                     header.size,
                 )
             else:

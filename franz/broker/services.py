@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from franz.coordinator.group.coordinator import GroupCoordinator
     from franz.coordinator.transaction.coordinator import TransactionCoordinator
     from franz.metadata.cache import MetadataCache
+    from franz.security.authorizer import AclAuthorizer
     from franz.storage.log_manager import LogManager
 
 __all__ = ["BrokerServices"]
@@ -144,6 +145,12 @@ class BrokerServices(Protocol):
     @property
     def producer_ids(self) -> ProducerIdGenerator:
         """InitProducerId's ids (blocks from the local store, or ZooKeeper in cluster mode)."""
+        ...
+
+    @property
+    def authorizer(self) -> AclAuthorizer | None:
+        """The ACL authorizer (``authorizer.class.name``); None: no authorizer, everything
+        is allowed (``franz.broker.authz``)."""
         ...
 
     def on_topic_deleted(self, topic: str) -> None:

@@ -40,6 +40,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "get-offsets": ("get_offsets", "print partitions' offsets (kafka-get-offsets.sh)"),
     "delete-records": ("delete_records", "delete old records (kafka-delete-records.sh)"),
     "transactions": ("transactions", "inspect and abort transactions (kafka-transactions.sh)"),
+    "acls": ("acls", "add, remove and list ACLs (kafka-acls.sh)"),
 }
 
 

@@ -583,6 +583,20 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "Verify with the transaction coordinator that a partition is in the transaction "
         "before appending a transaction's first batch to it (KIP-890 part 1).",
     ),
+    # Authorization (issue 20 part 4, franz.security.authorizer).
+    ConfigKey(
+        "authorizer.class.name",
+        _S,
+        "",
+        "The authorizer: kafka.security.authorizer.AclAuthorizer; empty: none (all allowed).",
+    ),
+    ConfigKey("super.users", _S, None, "Principals allowed everything: User:admin;User:bob."),
+    ConfigKey(
+        "allow.everyone.if.no.acl.found",
+        _B,
+        False,
+        "Allow a resource with no ACL to everyone (AclAuthorizer).",
+    ),
 )
 
 _SYNONYMS: tuple[ConfigKey, ...] = tuple(

@@ -33,6 +33,10 @@ only when not 0), ``partition_epoch`` standing for the znode's version. Both key
 a file written before they existed loads with controller epoch 0 and no partition states, and
 the controller then elects every partition as new (leader epoch 0, as before). States of topics
 the file does not hold are dropped.
+
+``acls`` (optional) holds the ``AclAuthorizer``'s ACLs as Kafka keeps them in ZooKeeper: by
+znode path (``/kafka-acl/Topic/orders``, ``/kafka-acl-extended/prefixed/Group/bill``) the
+znode's JSON (``franz.security.acl_store``).
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ class LocalMetadataStore:
         #: Client quota configs by entity path (``users/alice/clients/x``; Kafka's
         #: ``/config/users`` and ``/config/clients`` znodes, ``franz.metadata.client_quota_store``).
         self._client_quotas: dict[str, dict[str, str]] = {}
+        self._acl_nodes: dict[str, bytes] = {}
 
     def load(self) -> None:
         try:
@@ -115,6 +120,7 @@ class LocalMetadataStore:
             self._controller_epoch = 0
             self._partition_states = {}
             self._client_quotas = {}
+            self._acl_nodes = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -143,6 +149,10 @@ class LocalMetadataStore:
             for name, parts in data.get("partition_states", {}).items()
             if name in self._topics
         }
+        self._acl_nodes = {
+            str(path): json.dumps(body, separators=(",", ":")).encode()
+            for path, body in data.get("acls", {}).items()
+        }
 
     def _commit(
         self,
@@ -153,6 +163,7 @@ class LocalMetadataStore:
         changed: str | None = None,
         controller_epoch: int | None = None,
         partition_states: dict[str, dict[int, PartitionState]] | None = None,
+        acl_nodes: dict[str, bytes] | None = None,
     ) -> None:
         """Write the new state, then adopt it: a failed write leaves memory as it was.
         ``changed``: the one topic whose record differs from the current state."""
@@ -163,6 +174,8 @@ class LocalMetadataStore:
         if partition_states is None:
             partition_states = self._partition_states
         partition_states = {n: s for n, s in partition_states.items() if n in topics}
+        if acl_nodes is None:
+            acl_nodes = self._acl_nodes
         lines = dict(self._lines)
         if changed is not None:
             record = topics.get(changed)
@@ -170,13 +183,16 @@ class LocalMetadataStore:
                 lines.pop(changed, None)
             else:
                 lines[changed] = _topic_line(record)
-        self._save(lines, next_producer_id, broker_configs, controller_epoch, partition_states)
+        self._save(
+            lines, next_producer_id, broker_configs, controller_epoch, partition_states, acl_nodes
+        )
         self._lines = lines
         self._topics = topics
         self._next_producer_id = next_producer_id
         self._broker_configs = broker_configs
         self._controller_epoch = controller_epoch
         self._partition_states = partition_states
+        self._acl_nodes = acl_nodes
 
     def _save(
         self,
@@ -185,6 +201,7 @@ class LocalMetadataStore:
         broker_configs: dict[str, dict[str, str]],
         controller_epoch: int,
         partition_states: dict[str, dict[int, PartitionState]],
+        acl_nodes: dict[str, bytes] | None = None,
     ) -> None:
         fields: dict[str, Any] = {"version": _VERSION, "next_producer_id": next_producer_id}
         if broker_configs:
@@ -198,6 +215,8 @@ class LocalMetadataStore:
                 name: {str(p): _encode_state(s) for p, s in sorted(parts.items())}
                 for name, parts in partition_states.items()
             }
+        if acl_nodes:
+            fields["acls"] = {path: json.loads(data) for path, data in sorted(acl_nodes.items())}
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with tmp.open("w") as f:
@@ -269,6 +288,17 @@ class LocalMetadataStore:
         first = self._next_producer_id
         self._commit(self._topics, first + count)
         return first
+
+    def acl_nodes(self) -> dict[str, bytes]:
+        """The ACL znodes' data by path (module docstring)."""
+        return dict(self._acl_nodes)
+
+    def set_acl_node(self, path: str, data: bytes | None) -> None:
+        """Write (None: remove) one ACL znode's data."""
+        nodes = {p: d for p, d in self._acl_nodes.items() if p != path}
+        if data is not None:
+            nodes[path] = data
+        self._commit(self._topics, self._next_producer_id, acl_nodes=nodes)
 
     # -- the embedded controller's state ----------------------------------------------------
 

@@ -62,6 +62,10 @@ class ApiKey(enum.IntEnum):
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
+    # Authorization (issue 20).
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     ALTER_REPLICA_LOG_DIRS = 34
@@ -159,6 +163,10 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     # Client quotas (issue 20, KIP-546).
     ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiSupport(0, 0, 1, 1),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiSupport(0, 0, 1, 1),
+    # Authorization (issue 20): v0 with the v1 classes (``franz.protocol.acls_v0``).
+    ApiKey.DESCRIBE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
+    ApiKey.CREATE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
+    ApiKey.DELETE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
 }
 
 

@@ -13,6 +13,8 @@ older versions), and whose response is the stand-in response re-encoded by ``enc
     CreateTopics v1      = v2 request; v2 response = throttle_time_ms int32 + v1 response
     CreateTopics v0      = v1 request without the trailing validate_only bool (false);
                            response topics [name string, error_code int16]
+    DescribeAcls, CreateAcls, DeleteAcls v0 = v1 without the pattern types
+                           (``franz.protocol.acls_v0``)
     DescribeConfigs v0   = v1 request without the trailing include_synonyms bool (false);
                            response throttle_time_ms int32, results [error_code int16,
                            error_message nullable string, resource_type int8, resource_name
@@ -27,6 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from franz.protocol.acls_v0 import (
+    create_acls_v0_request,
+    delete_acls_v0_request,
+    describe_acls_v0_request,
+    encode_delete_acls_v0_response,
+    encode_describe_acls_v0_response,
+)
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.messages import encode_response
 
@@ -44,6 +53,15 @@ class StandIn:
     kio_version: int
     request_suffix: bytes = b""
     encode: Callable[[Any], bytes] | None = None
+    #: Rewrites the whole frame (body at the given offset) into the stand-in version's
+    #: bytes, where the old version lacks fields in the middle (``franz.protocol.acls_v0``).
+    rewrite: Callable[[bytes | bytearray, int], bytes] | None = None
+
+    def request_bytes(self, frame: bytes | bytearray, offset: int) -> bytes | bytearray:
+        """The frame as the stand-in version's request."""
+        if self.rewrite is not None:
+            return self.rewrite(frame, offset)
+        return frame + self.request_suffix if self.request_suffix else frame
 
 
 def _string(out: bytearray, text: str | None) -> None:
@@ -93,6 +111,14 @@ STAND_INS: Final[dict[tuple[int, int], StandIn]] = {
     (ApiKey.CREATE_TOPICS, 1): StandIn(2, encode=_without_throttle_time),
     (ApiKey.CREATE_TOPICS, 0): StandIn(2, b"\x00", _create_topics_v0),
     (ApiKey.DESCRIBE_CONFIGS, 0): StandIn(1, b"\x00", _describe_configs_v0),
+    # Authorization (issue 20): v0 lacks v1's pattern type after each resource name.
+    (ApiKey.DESCRIBE_ACLS, 0): StandIn(
+        1, encode=encode_describe_acls_v0_response, rewrite=describe_acls_v0_request
+    ),
+    (ApiKey.CREATE_ACLS, 0): StandIn(1, rewrite=create_acls_v0_request),
+    (ApiKey.DELETE_ACLS, 0): StandIn(
+        1, encode=encode_delete_acls_v0_response, rewrite=delete_acls_v0_request
+    ),
 }
 
 

@@ -112,6 +112,9 @@ KAFKA_RANGES: Final[dict[ApiKey, tuple[int, int]]] = {
     ApiKey.LIST_TRANSACTIONS: (0, 1),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: (0, 1),
     ApiKey.ALTER_CLIENT_QUOTAS: (0, 1),
+    ApiKey.DESCRIBE_ACLS: (0, 3),
+    ApiKey.CREATE_ACLS: (0, 3),
+    ApiKey.DELETE_ACLS: (0, 3),
 }
 
 #: The APIs the same Kafka broker serves and Franz does not (yet), by key (Kafka's ``ApiKeys``
@@ -122,9 +125,6 @@ KAFKA_ONLY_APIS: Final[dict[int, str]] = {
     6: "UpdateMetadata",
     7: "ControlledShutdown",
     17: "SaslHandshake",
-    29: "DescribeAcls",
-    30: "CreateAcls",
-    31: "DeleteAcls",
     36: "SaslAuthenticate",
     38: "CreateDelegationToken",
     39: "RenewDelegationToken",
@@ -249,7 +249,7 @@ JUSTIFIED_DIFFERENCES: Final[tuple[Justified, ...]] = (
         ApiKey.API_VERSIONS,
         range(5),
         "api_keys",
-        "Franz advertises only the APIs it serves (SASL, ACLs and "
+        "Franz advertises only the APIs it serves (SASL and "
         "delegation tokens are not served yet; an embedded Franz, as compared here, does not "
         "serve the ZooKeeper-era inter-broker APIs, which a Franz broker in cluster mode "
         "serves and lists as Kafka does); the ranges of the APIs both serve are compared "

@@ -22,11 +22,14 @@ from franz.broker.handlers import (
     alter_replica_log_dirs,
     api_versions,
     controlled_shutdown,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_acls,
     describe_client_quotas,
     describe_cluster,
     describe_configs,
@@ -112,6 +115,10 @@ HANDLERS: dict[int, Handler] = {
     # Client quotas (issue 20).
     ApiKey.DESCRIBE_CLIENT_QUOTAS: describe_client_quotas.handle,
     ApiKey.ALTER_CLIENT_QUOTAS: alter_client_quotas.handle,
+    # Authorization (issue 20): the AclAuthorizer's APIs.
+    ApiKey.DESCRIBE_ACLS: describe_acls.handle,
+    ApiKey.CREATE_ACLS: create_acls.handle,
+    ApiKey.DELETE_ACLS: delete_acls.handle,
     # The controller's APIs: served and advertised in cluster mode only
     # (``franz.protocol.api_keys.INTER_BROKER_APIS``).
     ApiKey.LEADER_AND_ISR: leader_and_isr.handle,

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.handlers.add_partitions_to_txn import fenced_code
 from franz.coordinator.group.offsets_schema import partition_for
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
+from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -27,6 +30,14 @@ def handle(ctx: RequestContext, request: Any) -> Awaitable[HandlerResult]:
 
 async def _handle(ctx: RequestContext, request: Any) -> HandlerResult:
     services = ctx.services
+    # ACLs (KafkaApis.handleAddOffsetsToTxnRequest): WRITE on the transactional id, READ on
+    # the group.
+    if not authorize(
+        ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+    ):
+        return {"throttle_time": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return {"throttle_time": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     count = services.offsets_log.partition_count() or services.config.get(
         "offsets.topic.num.partitions"
     )

@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, Final
 
+from franz.broker.authz import authorize_cluster, txn_partitions_denied
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["fenced_code", "handle"]
 
@@ -54,6 +56,13 @@ async def _handle(ctx: RequestContext, request: Any) -> HandlerResult:
             verify_only=False,
         )
         return {"throttle_time": 0, "results_by_topic_v3_and_below": results}
+    if not authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        # v4+ are the brokers' (KIP-890): CLUSTER_ACTION on the cluster.
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "results_by_transaction": [],
+        }
     transactions = []
     for txn in request.transactions:
         results = await _add(
@@ -81,7 +90,12 @@ async def _add(
     unknown = {tp for tp in partitions if cache.partition_info(*tp) is None}
     coordinator = ctx.services.txn_coordinator
     outcome: dict[tuple[str, int], ErrorCode]
-    if unknown:
+    denied = None
+    if ctx.api_version < BATCHED_VERSION:
+        denied = txn_partitions_denied(ctx, transactional_id, partitions)
+    if denied is not None:
+        outcome = denied
+    elif unknown:
         outcome = {
             tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if tp in unknown

@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from franz.broker.authz import config_resource_denied
 from franz.broker.configs import ResourceType, resource_type_name
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import (
@@ -43,6 +44,7 @@ from franz.errors import (
     UnknownTopicOrPartitionError,
     error_code_for,
 )
+from franz.security.acl import AclOperation
 
 __all__ = ["DUPLICATE_RESOURCE_MESSAGE", "handle", "resource_error", "resource_response"]
 
@@ -90,6 +92,12 @@ def alter_each_resource(
             responses.append(
                 resource_response(resource, ErrorCode.INVALID_REQUEST, DUPLICATE_RESOURCE_MESSAGE)
             )
+            continue
+        denied = config_resource_denied(
+            ctx, AclOperation.ALTER_CONFIGS, resource.resource_type, resource.resource_name
+        )
+        if denied is not None:
+            responses.append(resource_response(resource, denied, None))
             continue
         try:
             write = alter(ctx, resource, validate_only)

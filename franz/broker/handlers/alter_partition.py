@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.controller.alter_partition import (
     AlterPartitionData,
@@ -24,6 +25,7 @@ from franz.controller.alter_partition import (
 )
 from franz.controller.shell.alter_partition import AlterPartitionResult
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["handle", "request_data", "response_body"]
 
@@ -88,6 +90,8 @@ def response_body(result: AlterPartitionResult) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     controller = ctx.services.controller
+    if not authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        return response_body(AlterPartitionResult(ErrorCode.CLUSTER_AUTHORIZATION_FAILED))
     if controller is None:
         return response_body(AlterPartitionResult(ErrorCode.NOT_CONTROLLER))
     result = await controller.alter_partition(request_data(request))

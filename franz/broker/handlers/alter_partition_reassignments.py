@@ -23,10 +23,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.controller.model import TopicPartition
 from franz.controller.reassignment import AlterReassignmentsResult, ApiError
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["handle"]
 
@@ -39,6 +41,28 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
             replicas = partition.replicas
             reassignments.pop(tp, None)  # the last one counts
             reassignments[tp] = None if replicas is None else tuple(int(r) for r in replicas)
+    if not authorize_cluster(ctx, AclOperation.ALTER):
+        # Kafka's getErrorResponse: the top-level error, and on every partition asked.
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return {
+            "throttle_time": 0,
+            "error_code": denied,
+            "error_message": denied.message,
+            "responses": [
+                {
+                    "name": topic.name,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "error_code": denied,
+                            "error_message": denied.message,
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in request.topics
+            ],
+        }
     if ctx.services.zk_mode:
         return _handle_cluster(ctx, reassignments)
     controller = ctx.services.topic_manager.controller

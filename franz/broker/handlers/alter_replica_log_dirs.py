@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
@@ -29,7 +31,9 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             for partition in topic.partitions:
                 partition_dirs[TopicPartition(topic.name, int(partition))] = alter_dir.path
     manager = ctx.services.replica_manager.alter_log_dirs_manager
-    if manager is None:  # the broker always wires one; a bare ReplicaManager has none
+    if not authorize_cluster(ctx, AclOperation.ALTER):
+        errors = dict.fromkeys(partition_dirs, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    elif manager is None:  # the broker always wires one; a bare ReplicaManager has none
         errors = dict.fromkeys(partition_dirs, ErrorCode.KAFKA_STORAGE_ERROR)
     else:
         errors = manager.alter_replica_log_dirs(partition_dirs)

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.controller.shell.controlled_shutdown import NO_BROKER_EPOCH
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     controller = ctx.services.controller
+    if not authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        return {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "remaining_partitions": []}
     if controller is None:
         return {"error_code": ErrorCode.NOT_CONTROLLER, "remaining_partitions": []}
     broker_epoch = int(getattr(request, "broker_epoch", NO_BROKER_EPOCH))

@@ -22,8 +22,10 @@ import logging
 from collections import Counter
 from typing import Any
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.errors import ErrorCode, error_code_for
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -44,6 +46,16 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 results.append(
                     _result(name, ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
                 )
+            continue
+        if not authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, name):
+            # KafkaApis.handleCreatePartitionsRequest: ALTER on the topic.
+            results.append(
+                _result(
+                    name,
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    "The topic authorization is failed.",
+                )
+            )
             continue
         assignments = getattr(topic, "assignments", None)
         assignment = None if assignments is None else [list(a.broker_ids) for a in assignments]

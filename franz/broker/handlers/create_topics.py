@@ -33,6 +33,7 @@ import uuid
 from collections import Counter
 from typing import Any, Final
 
+from franz.broker.authz import authorize, authorize_cluster, filter_authorized
 from franz.broker.configs import describe_topic_configs
 from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.broker.topic_manager import TopicManager
@@ -43,6 +44,7 @@ from franz.errors import (
     error_code_for,
 )
 from franz.metadata.store import TopicRecord
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -57,7 +59,18 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     counts = Counter(topic.name for topic in request.topics)
     results: list[dict[str, Any]] = []
     created: dict[str, int] = {}
+    # ACLs (KafkaApis.handleCreateTopicsRequest): CREATE on the cluster, or on each topic.
+    may_create = (
+        set(counts)
+        if authorize_cluster(ctx, AclOperation.CREATE)
+        else filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, counts)
+    )
     for topic in request.topics:
+        if counts[topic.name] == 1 and topic.name not in may_create:
+            results.append(
+                _error(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+            )
+            continue
         if counts[topic.name] > 1:
             results.append(
                 _error(
@@ -77,6 +90,10 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             continue
         if not validate_only:
             created[record.name] = record.partition_count
+        # Kafka: the configs (v5+) only with DESCRIBE_CONFIGS on the topic, else an error.
+        configs_allowed = authorize(
+            ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, record.name
+        )
         results.append(
             {
                 "name": record.name,
@@ -85,10 +102,15 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 "error_message": None,
                 "num_partitions": record.partition_count,
                 "replication_factor": len(record.assignment[0]),
+                "topic_config_error_code": (
+                    ErrorCode.NONE if configs_allowed else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                ),
                 "configs": [
                     entry.to_create_topics()
                     for entry in describe_topic_configs(ctx.services.config, record.configs)
-                ],
+                ]
+                if configs_allowed
+                else [],
             }
         )
     # Cluster mode: one wait for the controller to make every new topic's leaders.

@@ -21,8 +21,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from franz.broker.authz import filter_authorized
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode, error_code_for
+from franz.security.acl import AclOperation, ResourceType
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
@@ -33,10 +35,23 @@ log = logging.getLogger(__name__)
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     topics = ctx.services.topic_manager
     results: list[dict[str, Any]] = []
+    # ACLs (KafkaApis.handleDeleteRecordsRequest): DELETE on each topic.
+    deletable = filter_authorized(
+        ctx, AclOperation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics)
+    )
     for topic in request.topics:
         partitions: list[dict[str, Any]] = []
         for partition in topic.partitions:
             tp = TopicPartition(topic.name, partition.partition_index)
+            if topic.name not in deletable:
+                partitions.append(
+                    {
+                        "partition_index": tp.partition,
+                        "low_watermark": -1,
+                        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    }
+                )
+                continue
             try:
                 low_watermark = topics.delete_records(tp, partition.offset)
             except Exception as exc:

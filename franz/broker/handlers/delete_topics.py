@@ -28,8 +28,10 @@ import uuid
 from collections import Counter
 from typing import Any, Final
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext, request_timeout_ms
 from franz.errors import ErrorCode, error_code_for
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -89,6 +91,15 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             )
             continue
         record = topics.by_id(topic_id) if by_id else topics.get(name) if name else None
+        # ACLs (KafkaApis.handleDeleteTopicsRequest): DELETE on the topic; by id, an unknown
+        # id is UNKNOWN_TOPIC_ID first and a refused one keeps its name hidden.
+        denied = (record is not None or not by_id) and not authorize(
+            ctx, AclOperation.DELETE, ResourceType.TOPIC, record.name if record else name or ""
+        )
+        if denied:
+            hidden = None if by_id else name
+            responses.append(_result(hidden, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
+            continue
         if record is None:
             code = ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             responses.append(_result(name, topic_id, code, None))

@@ -5,15 +5,18 @@ In single-node mode this broker is the one broker and the controller. v1 adds
 ``endpoint_type`` (KIP-919): Franz serves broker endpoints (1); a request asking for
 controllers (2) gets MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE, as
 ``AuthHelper.computeDescribeClusterResponse`` answers. ``cluster_authorized_operations`` is
-Kafka's "not requested" sentinel (``Integer.MIN_VALUE``) unless asked for; then it is every
-CLUSTER operation (Franz has no authorizer, and Kafka without one allows all).
+Kafka's "not requested" sentinel (``Integer.MIN_VALUE``) unless asked for; then it is the
+CLUSTER operations the principal may do (``franz.broker.authz``; all of them with no
+authorizer, as Kafka without one; 0 without DESCRIBE on the cluster, as Kafka's
+``handleDescribeCluster``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from franz.broker.authorized_operations import CLUSTER_OPERATIONS, OPERATIONS_OMITTED
+from franz.broker.authorized_operations import OPERATIONS_OMITTED
+from franz.broker.authz import cluster_operations
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
 
@@ -62,7 +65,5 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "cluster_id": services.cluster_id,
         "controller_id": -1 if controller_id is None else controller_id,
         "brokers": brokers,
-        "cluster_authorized_operations": (
-            CLUSTER_OPERATIONS if requested else OPERATIONS_OMITTED
-        ),
+        "cluster_authorized_operations": cluster_operations(ctx, requested),
     }

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from franz.broker.authz import config_resource_denied
 from franz.broker.configs import (
     ConfigEntry,
     ResourceType,
@@ -43,6 +44,7 @@ from franz.errors import (
     UnknownTopicOrPartitionError,
     error_code_for,
 )
+from franz.security.acl import AclOperation
 
 __all__ = ["handle"]
 
@@ -61,6 +63,13 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             "error_message": "",  # Kafka's default, on success too
             "configs": [],
         }
+        denied = config_resource_denied(
+            ctx, AclOperation.DESCRIBE_CONFIGS, resource.resource_type, resource.resource_name
+        )
+        if denied is not None:
+            result["error_code"], result["error_message"] = denied, denied.message
+            results.append(result)
+            continue
         try:
             entries = _describe(ctx, resource)
         except Exception as exc:

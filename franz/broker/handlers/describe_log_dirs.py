@@ -25,8 +25,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 from franz.storage.files import TopicPartition
 from franz.storage.log import Log
 
@@ -36,6 +38,13 @@ log = logging.getLogger(__name__)
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    if not authorize_cluster(ctx, AclOperation.DESCRIBE):
+        # KafkaApis.handleDescribeLogDirsRequest: no results; the error code from v3.
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "results": [],
+        }
     log_manager = ctx.services.log_manager
     wanted: set[TopicPartition] | None = None
     if request.topics is not None:

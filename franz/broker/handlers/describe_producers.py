@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import filter_authorized
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
 from franz.errors import ApiError, ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
@@ -30,6 +32,10 @@ __all__ = ["handle"]
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     services = ctx.services
     topics = []
+    # ACLs (KafkaApis.handleDescribeProducersRequest): READ on each topic.
+    readable = filter_authorized(
+        ctx, AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics)
+    )
     for topic in request.topics:
         topic_error: tuple[ErrorCode, str | None] | None = None
         try:
@@ -37,7 +43,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         except ApiError as exc:
             topic_error = (exc.code, exc.message)
         else:
-            if not services.metadata_cache.contains(topic.name):
+            if topic.name not in readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                topic_error = (code, code.message)
+            elif not services.metadata_cache.contains(topic.name):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 topic_error = (code, code.message)
         partitions = []

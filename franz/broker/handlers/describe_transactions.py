@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime
 from typing import Any, Final
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.transaction.state_manager import CoordinatorEpochAndMetadata
 from franz.coordinator.transaction.states import TransactionState
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -33,7 +35,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     return {
         "throttle_time": 0,
         "transaction_states": [
-            _describe(state.get(tid) if tid else None, tid) for tid in request.transactional_ids
+            _describe(state.get(tid) if tid else None, tid)
+            if not tid or authorize(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, tid)
+            else _error(tid, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            for tid in request.transactional_ids
         ],
     }
 

@@ -32,11 +32,13 @@ from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, Final
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.controller.events import ElectionType
 from franz.controller.model import TopicPartition
 from franz.controller.shell.replica_election import ElectionOutcome
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["handle"]
 
@@ -53,6 +55,20 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
             "throttle_time": 0,
             "error_code": ErrorCode.INVALID_REQUEST,
             "replica_election_results": [],
+        }
+    if not authorize_cluster(ctx, AclOperation.ALTER):
+        # KafkaApis.handleElectLeaders: the top-level error, and on every partition asked.
+        denied = {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None}
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "replica_election_results": [
+                {
+                    "topic": e.topic,
+                    "partition_result": [{"partition_id": p, **denied} for p in e.partitions],
+                }
+                for e in request.topic_partitions or ()
+            ],
         }
     if ctx.services.zk_mode:
         return _handle_cluster(ctx, request, ElectionType(election_type))

@@ -70,6 +70,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
+from franz.broker.authz import authorize_cluster, authorizer_of, filter_authorized
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.fetch_session import (
     FINAL_EPOCH,
@@ -97,6 +98,7 @@ from franz.protocol.fetch import (
 from franz.protocol.legacy_versions import LEGACY_FETCH_BELOW
 from franz.protocol.messages import timedelta_ms
 from franz.protocol.records.legacy import MAGIC_V0, MAGIC_V1, downconvert_for_fetch
+from franz.security.acl import AclOperation, ResourceType
 from franz.storage.files import TopicPartition
 from franz.storage.log import FetchDataInfo
 
@@ -129,6 +131,8 @@ class _Plan:
     #: The fetching follower's broker id, -1 for a consumer.
     follower_id: int = -1
     follower_epoch: int = -1
+    #: Topics the principal may not read: TOPIC_AUTHORIZATION_FAILED (``_unauthorized``).
+    unauthorized: frozenset[str] = frozenset()
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
@@ -219,6 +223,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
         read_committed=getattr(request, "isolation_level", 0) == 1,
         follower_id=max(replica_id, -1),
         follower_epoch=_replica_epoch(request),
+        unauthorized=_unauthorized(ctx, replica_id, partitions),
     )
     results, total, errors = _read(ctx, plan)
     if plan.max_wait_ms <= 0 or not partitions or total >= plan.min_bytes or errors:
@@ -273,6 +278,10 @@ def _read(
     for cached in plan.partitions:
         result = FetchPartitionResult(cached.partition)
         out.append((cached, result))
+        if cached.topic in plan.unauthorized:
+            result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            errors = True
+            continue
         tp = TopicPartition(cached.topic, cached.partition)
         partition = local_partition(
             ctx.services,
@@ -439,6 +448,22 @@ def _downconvert(version: int, info: FetchDataInfo, fetch_offset: int) -> bytes:
     sends them (``downconvert_for_fetch``: cut or padded to the read's size)."""
     to_magic = MAGIC_V0 if version <= 1 else MAGIC_V1
     return downconvert_for_fetch(info.read_bytes(), to_magic, fetch_offset)
+
+
+def _unauthorized(
+    ctx: RequestContext, replica_id: int, partitions: list[CachedPartition]
+) -> frozenset[str]:
+    """ACLs (``KafkaApis.handleFetchRequest``): a follower needs CLUSTER_ACTION on the
+    cluster, else every topic is refused; a consumer needs READ on each topic. An unknown
+    topic id stays UNKNOWN_TOPIC_ID (Kafka resolves ids before authorizing)."""
+    if authorizer_of(ctx) is None:
+        return frozenset()  # the hot path without an authorizer: nothing to compute
+    topics = {c.topic for c in partitions}
+    if replica_id >= 0:
+        allowed = authorize_cluster(ctx, AclOperation.CLUSTER_ACTION)
+        return frozenset() if allowed else frozenset(topics)
+    known = {t for t in topics if ctx.services.metadata_cache.contains(t) or ctx.api_version < 13}
+    return frozenset(known - filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, known))
 
 
 def _replica_id(request: Any) -> int:

@@ -27,11 +27,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.group.offsets_schema import partition_for
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
 from franz.coordinator.transaction.state_manager import TRANSACTION_STATE_TOPIC
 from franz.errors import ErrorCode, InvalidReplicationFactorError
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -63,6 +65,16 @@ def _coordinator(key: str, result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
+    # ACLs (KafkaApis.getCoordinator): DESCRIBE on the group or the transactional id.
+    # Kafka sets no message on a v4+ coordinator entry ("" on the wire), error.message below.
+    denied_message = "" if ctx.api_version >= 4 else None
+    if key_type == GROUP_KEY and not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return {**_error(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": denied_message}
+    if key_type == TRANSACTION_KEY and not authorize(
+        ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key
+    ):
+        code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return {**_error(code), "error_message": denied_message}
     if key_type == GROUP_KEY:
         topic, ensure = OFFSETS_TOPIC, ctx.services.offsets_log.ensure_topic
     elif key_type == TRANSACTION_KEY:

@@ -23,8 +23,10 @@ from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, Final
 
+from franz.broker.authz import authorize, authorize_by_resource_type, authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -37,8 +39,18 @@ _PRODUCER_FENCED_VERSION: Final = 4
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[HandlerResult]:
+    # ACLs (KafkaApis.handleInitProducerIdRequest, KIP-679): WRITE on the transactional id;
+    # an idempotent producer IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
     if request.transactional_id is not None:
+        if not authorize(
+            ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+        ):
+            return _failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         return _transactional(ctx, request)
+    if not authorize_cluster(ctx, AclOperation.IDEMPOTENT_WRITE) and not (
+        authorize_by_resource_type(ctx, AclOperation.WRITE, ResourceType.TOPIC)
+    ):
+        return _failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     producer_id = ctx.services.producer_ids.generate()
     if isinstance(producer_id, int):
         return _answer(producer_id)

@@ -10,13 +10,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext
+from franz.errors import ErrorCode
 from franz.protocol.messages import timedelta_ms
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        # KafkaApis.handleJoinGroupRequest: JoinGroupResult(memberId, GROUP_AUTHORIZATION_FAILED).
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            "generation_id": -1,
+            "protocol_type": None,
+            "protocol_name": None if ctx.api_version >= 7 else "",
+            "leader": "",
+            "skip_assignment": False,
+            "member_id": request.member_id,
+            "members": [],
+        }
     session_timeout = timedelta_ms(request.session_timeout)
     rebalance = getattr(request, "rebalance_timeout", None)
     response = await ctx.services.group_coordinator.join_group(

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     coordinator = ctx.services.group_coordinator
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            "members": [],
+        }
     if ctx.api_version < 3:
         error, results = await coordinator.leave_group(
             group_id=request.group_id, members=[(request.member_id, None)]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize, authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -22,6 +24,14 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     listing = []
     if not types or "classic" in types:
         listing = coordinator.list_groups(getattr(request, "states_filter", ()))
+    if not authorize_cluster(ctx, AclOperation.DESCRIBE):
+        # KafkaApis.handleListGroupsRequest: without DESCRIBE on the cluster, the groups
+        # the principal may DESCRIBE.
+        listing = [
+            g
+            for g in listing
+            if authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)
+        ]
     return {
         "throttle_time": 0,
         "error_code": (

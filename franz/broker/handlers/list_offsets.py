@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from franz.broker.authz import filter_authorized
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.leader_routing import (
     CONSUMER_REPLICA_ID,
@@ -40,6 +41,7 @@ from franz.protocol.legacy_versions import (
     LegacyListOffsetsRequest,
     encode_list_offsets_v0_response,
 )
+from franz.security.acl import AclOperation, ResourceType
 from franz.storage.files import TopicPartition
 from franz.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
@@ -54,9 +56,13 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         return _handle_v0(ctx, request)
     require_leader = request.replica_id != DEBUGGING_CONSUMER_ID
     topics = []
+    authorized = _authorized(ctx, request)
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
+            if topic.name not in authorized:
+                partitions.append(_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             try:
                 tp = TopicPartition(topic.name, p.partition_index)
                 partition = local_partition(
@@ -121,6 +127,12 @@ def _lookup(
     return found.timestamp, found.offset, found.leader_epoch
 
 
+def _authorized(ctx: RequestContext, request: Any) -> set[str]:
+    """ACLs (``KafkaApis.handleListOffsetRequest``): DESCRIBE on each topic."""
+    names = (t.name for t in request.topics)
+    return filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+
+
 def _error(index: int, code: ErrorCode) -> dict[str, Any]:
     return {
         "partition_index": index,
@@ -135,13 +147,16 @@ def _handle_v0(ctx: RequestContext, request: LegacyListOffsetsRequest) -> Handle
     from_consumer = request.replica_id == CONSUMER_REPLICA_ID
     require_leader = request.replica_id != DEBUGGING_CONSUMER_ID
     topics = []
+    authorized = _authorized(ctx, request)
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             offsets: list[int] = []
             tp = TopicPartition(topic.name, p.partition_index)
             partition = local_partition(ctx.services, tp, require_leader=require_leader)
-            if isinstance(partition, ErrorCode):
+            if topic.name not in authorized:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif isinstance(partition, ErrorCode):
                 code = partition
             else:
                 try:

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RequestContext
 from franz.controller.model import TopicPartition
 from franz.controller.reassignment import ApiError, ListReassignmentsResult
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation
 
 __all__ = ["handle"]
 
@@ -29,6 +31,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult | Awaitable[Handl
     if request.topics is not None:
         partitions = frozenset(
             TopicPartition(t.name, int(p)) for t in request.topics for p in t.partition_indexes
+        )
+    if not authorize_cluster(ctx, AclOperation.DESCRIBE):
+        return response(
+            ListReassignmentsResult(ApiError.of(ErrorCode.CLUSTER_AUTHORIZATION_FAILED))
         )
     if ctx.services.zk_mode:
         return _handle_cluster(ctx, partitions)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.transaction.states import TransactionState
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -39,6 +41,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             continue
         if duration >= 0 and now - m.txn_start_timestamp <= duration:
             continue
+        if not authorize(
+            ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id
+        ):
+            continue  # KafkaApis.handleListTransactionsRequest lists the describable ones
         listed.append(
             {
                 "transactional_id": m.transactional_id,

@@ -21,28 +21,36 @@ to the topic manager. A partition whose leader is not a live broker (-1: no lead
 failed log dir, which the controller takes the leader from) answers LEADER_NOT_AVAILABLE, as
 Kafka's ``ZkMetadataCache.getPartitionMetadata``.
 
-Authorized operations (v8+, ``franz.broker.authorized_operations``): with
-``include_topic_authorized_operations`` every topic looked up by name, found or not, carries
-every TOPIC operation (Franz has no authorizer), as Kafka's ``handleTopicMetadataRequest``
-sets them on its ``topicMetadata``; a topic id that is not found keeps the "omitted" value.
-``include_cluster_authorized_operations`` (v8-10; v11 dropped the field, KIP-700) gives every
-CLUSTER operation. Unasked, both are ``Integer.MIN_VALUE``.
+ACLs (``franz.broker.authz``, as ``handleTopicMetadataRequest``): a topic the principal may
+not DESCRIBE is left out of an all-topics answer, and answered TOPIC_AUTHORIZATION_FAILED
+when asked for by name (by id: with the id and a null name), these answers first;
+auto-creation needs CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED.
+
+Authorized operations (v8+, KIP-430): with ``include_topic_authorized_operations`` every topic
+looked up by name and answered, found or not, carries the TOPIC operations the principal may
+do (all of them with no authorizer), as Kafka's ``handleTopicMetadataRequest`` sets them on its
+``topicMetadata``; a topic id that is not found keeps the "omitted" value.
+``include_cluster_authorized_operations`` (v8-10; v11 dropped the field, KIP-700) gives the
+CLUSTER operations likewise. Unasked, both are ``Integer.MIN_VALUE``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from franz.broker.authorized_operations import (
-    CLUSTER_OPERATIONS,
-    OPERATIONS_OMITTED,
-    TOPIC_OPERATIONS,
+from franz.broker.authorized_operations import OPERATIONS_OMITTED
+from franz.broker.authz import (
+    authorize,
+    authorized_operations,
+    cluster_operations,
+    filter_authorized,
 )
 from franz.broker.context import HandlerResult, RequestContext
 from franz.broker.topic_manager import validate_topic_name
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC
 from franz.errors import ApiError, ErrorCode, error_code_for
 from franz.metadata.cache import MetadataCache, is_internal_topic
+from franz.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 if TYPE_CHECKING:
     from franz.broker.services import BrokerServices
@@ -57,10 +65,17 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     requested = request.topics
     allow_auto_create = getattr(request, "allow_auto_topic_creation", True)
     results: list[dict[str, Any]] = []
+    #: The TOPIC_AUTHORIZATION_FAILED answers, which Kafka lists first.
+    denied: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
+        describable = _describable(ctx, cache.all_topics())
         for existing in cache.all_topics():
-            results.append(describe_topic(cache, existing, ctx.listener_name, version))
+            if existing in describable:
+                results.append(describe_topic(cache, existing, ctx.listener_name, version))
     else:
+        describable = _describable(
+            ctx, (n for e in requested if (n := _requested_name(cache, e)) is not None)
+        )
         for entry in requested:
             name: str | None = getattr(entry, "name", None)
             topic_id = getattr(entry, "topic_id", None)
@@ -70,6 +85,10 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                     results.append(
                         _error_topic(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
                     )
+                elif found not in describable:
+                    denied.append(
+                        _error_topic(None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                    )
                 else:
                     results.append(describe_topic(cache, found, ctx.listener_name, version))
                 continue
@@ -78,7 +97,18 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
             except ApiError as exc:
                 results.append(_error_topic(name, None, exc.code))
                 continue
+            if name not in describable:
+                denied.append(_error_topic(name, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             exists = cache.contains(name)
+            if (
+                not exists
+                and allow_auto_create
+                and services.config.get("auto.create.topics.enable")
+                and not _may_create(ctx, name)
+            ):
+                denied.append(_error_topic(name, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             if not exists and allow_auto_create:
                 try:
                     if name == OFFSETS_TOPIC:
@@ -99,10 +129,13 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if version >= 8 and getattr(request, "include_topic_authorized_operations", False):
         for result in results:
             if result["name"] is not None:
-                result["topic_authorized_operations"] = TOPIC_OPERATIONS
-    cluster_operations = OPERATIONS_OMITTED
+                result["topic_authorized_operations"] = authorized_operations(
+                    ctx, ResourceType.TOPIC, result["name"]
+                )
+    results = denied + results
+    cluster_ops = OPERATIONS_OMITTED
     if 8 <= version <= 10 and getattr(request, "include_cluster_authorized_operations", False):
-        cluster_operations = CLUSTER_OPERATIONS
+        cluster_ops = cluster_operations(ctx)
     brokers = [
         {"node_id": node.id, "host": node.host, "port": node.port, "rack": node.rack}
         for node in cache.alive_broker_nodes(ctx.listener_name)
@@ -114,8 +147,27 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
         "cluster_id": services.cluster_id,
         "controller_id": -1 if controller_id is None else controller_id,
         "topics": results,
-        "cluster_authorized_operations": cluster_operations,
+        "cluster_authorized_operations": cluster_ops,
     }
+
+
+def _requested_name(cache: MetadataCache, entry: Any) -> str | None:
+    name: str | None = getattr(entry, "name", None)
+    topic_id = getattr(entry, "topic_id", None)
+    if not name and topic_id is not None and topic_id.int != 0:
+        return cache.topic_name(topic_id)
+    return name
+
+
+def _describable(ctx: RequestContext, names: Any) -> set[str]:
+    return filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+
+
+def _may_create(ctx: RequestContext, name: str) -> bool:
+    """Auto-creation's ACL: CREATE on the cluster, or on the topic."""
+    return authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) or authorize(
+        ctx, AclOperation.CREATE, ResourceType.TOPIC, name
+    )
 
 
 def _maybe_create_offsets_topic(services: BrokerServices) -> bool:

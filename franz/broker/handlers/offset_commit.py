@@ -20,33 +20,52 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize, filter_authorized
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.coordinator.group.group import CommitRequest
 from franz.coordinator.group.offsets_topic import TopicPartitionKey
+from franz.errors import ErrorCode
 from franz.protocol.messages import timedelta_ms
 from franz.protocol.offset_commit import encode_offset_commit_response
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    # ACLs (KafkaApis.handleOffsetCommitRequest): READ on the group (else every partition
+    # GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED).
+    denied: dict[TopicPartitionKey, ErrorCode] = {}
+    group_allowed = authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
+    readable = filter_authorized(
+        ctx, AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics)
+    )
     offsets: dict[TopicPartitionKey, CommitRequest] = {}
     for topic in request.topics:
         for p in topic.partitions:
+            if not group_allowed or topic.name not in readable:
+                denied[(topic.name, p.partition_index)] = (
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    if group_allowed
+                    else ErrorCode.GROUP_AUTHORIZATION_FAILED
+                )
+                continue
             offsets[(topic.name, p.partition_index)] = CommitRequest(
                 offset=p.committed_offset,
                 leader_epoch=getattr(p, "committed_leader_epoch", -1),
                 metadata=p.committed_metadata,
             )
     retention = getattr(request, "retention_time", None)
-    results = await ctx.services.group_coordinator.commit_offsets(
-        group_id=request.group_id,
-        member_id=request.member_id,
-        generation_id=request.generation_id_or_member_epoch,
-        group_instance_id=getattr(request, "group_instance_id", None),
-        retention_time_ms=-1 if retention is None else timedelta_ms(retention),
-        offsets=offsets,
-    )
+    results: dict[TopicPartitionKey, Any] = dict(denied)
+    if offsets or not denied:
+        results |= await ctx.services.group_coordinator.commit_offsets(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            generation_id=request.generation_id_or_member_epoch,
+            group_instance_id=getattr(request, "group_instance_id", None),
+            retention_time_ms=-1 if retention is None else timedelta_ms(retention),
+            offsets=offsets,
+        )
     body = encode_offset_commit_response(
         ctx.api_version,
         [

@@ -6,15 +6,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize, filter_authorized
 from franz.broker.context import HandlerResult, RequestContext
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    if not authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        return {
+            "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            "throttle_time": 0,
+            "topics": [],
+        }
+    readable = filter_authorized(
+        ctx, AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics)
+    )
+    wanted = [
+        (t.name, p.partition_index)
+        for t in request.topics
+        if t.name in readable
+        for p in t.partitions
+    ]
     error, results = await ctx.services.group_coordinator.delete_offsets(request.group_id, wanted)
+    for t in request.topics:
+        if t.name not in readable:
+            for p in t.partitions:
+                results[(t.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     topics = []
     if error is ErrorCode.NONE:
         topics = [

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize, filter_authorized
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.group.offsets_topic import OffsetAndMetadata, TopicPartitionKey
 from franz.errors import ErrorCode
+from franz.security.acl import AclOperation, ResourceType
 
 __all__ = ["handle"]
 
@@ -25,12 +27,11 @@ FIRST_TOP_LEVEL_ERROR = 2
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
-    coordinator = ctx.services.group_coordinator
     stable = bool(getattr(request, "require_stable", False))
     if ctx.api_version >= 8:
         groups = []
         for group in request.groups:
-            status = coordinator.group_status(group.group_id)
+            status = _group_status(ctx, group.group_id)
             groups.append(
                 {
                     "group_id": group.group_id,
@@ -39,7 +40,7 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
                 }
             )
         return {"throttle_time": 0, "groups": groups}
-    status = coordinator.group_status(request.group_id)
+    status = _group_status(ctx, request.group_id)
     if status and ctx.api_version < FIRST_TOP_LEVEL_ERROR:
         # v0-1 have no top-level error: each requested partition carries it.
         topics = [
@@ -59,6 +60,17 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     }
 
 
+_TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def _group_status(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """ACLs (``KafkaApis.handleOffsetFetchRequest``): DESCRIBE on the group, then the
+    coordinator's status of it."""
+    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return ctx.services.group_coordinator.group_status(group_id)
+
+
 def _topics(
     ctx: RequestContext, group_id: str, topics: Any, require_stable: bool
 ) -> list[dict[str, Any]]:
@@ -74,6 +86,20 @@ def _topics(
         else:
             entry = _partition(tp[1], om)
         by_topic.setdefault(tp[0], []).append(entry)
+    # ACLs: DESCRIBE on each topic; asked for by name, a refused topic's partitions answer
+    # TOPIC_AUTHORIZATION_FAILED (Kafka's UNAUTHORIZED_PARTITION); all-topics fetches omit it.
+    describable = filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
+    for name in [n for n in by_topic if n not in describable]:
+        if topics is None:
+            del by_topic[name]
+            continue
+        by_topic[name] = [
+            {
+                **_partition(e["partition_index"], None),
+                "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            }
+            for e in by_topic[name]
+        ]
     return [{"name": name, "partitions": parts} for name, parts in by_topic.items()]
 
 

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.broker.authz import authorize_cluster, authorizer_of, filter_authorized
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.leader_routing import local_partition
 from franz.errors import ErrorCode, error_code_for
 from franz.protocol.legacy_versions import encode_offset_for_leader_epoch_v0_response
+from franz.security.acl import AclOperation, ResourceType
 from franz.storage.files import TopicPartition
 from franz.storage.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 
@@ -44,11 +46,14 @@ FIRST_KIO_VERSION = 2
 
 
 def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    authorized = _authorized(ctx, request)
     topics = [
         {
             "topic": topic.topic,
             "partitions": [
                 _end_offset(ctx, TopicPartition(topic.topic, p.partition), p)
+                if topic.topic in authorized
+                else _error(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 for p in topic.partitions
             ],
         }
@@ -57,6 +62,15 @@ def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     if ctx.api_version < FIRST_KIO_VERSION:
         return RawBody([encode_offset_for_leader_epoch_v0_response(ctx.api_version, topics)])
     return {"throttle_time": 0, "topics": topics}
+
+
+def _authorized(ctx: RequestContext, request: Any) -> set[str]:
+    """ACLs (``KafkaApis.handleOffsetForLeaderEpochRequest``): CLUSTER_ACTION on the cluster
+    (a follower) allows every topic, else DESCRIBE on each topic (KIP-320's consumers)."""
+    names = {t.topic for t in request.topics}
+    if authorizer_of(ctx) is None or authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        return names
+    return filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
 
 
 def _end_offset(ctx: RequestContext, tp: TopicPartition, p: Any) -> dict[str, Any]:

@@ -66,6 +66,7 @@ import weakref
 from collections.abc import Awaitable, Coroutine
 from typing import Any, Final
 
+from franz.broker.authz import authorize, filter_authorized
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.leader_routing import current_leader, leader_nodes, local_partition
 from franz.broker.topic_manager import validate_topic_name
@@ -85,6 +86,7 @@ from franz.protocol.messages import timedelta_ms
 from franz.protocol.records.batch import MAGIC_V2
 from franz.protocol.records.compression import CompressionType
 from franz.protocol.records.legacy import record_set_magic, upconvert
+from franz.security.acl import AclOperation, ResourceType
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
@@ -203,9 +205,18 @@ def _append_all(
     cache = services.metadata_cache
     bad_acks = acks not in (0, 1, -1)
     txn_unauthorized = (
-        request.transactional_id is None
-        and ctx.api_version >= FIRST_BATCH_VERSION
+        ctx.api_version >= FIRST_BATCH_VERSION
         and _has_transactional_records(request)
+        and (
+            request.transactional_id is None
+            or not authorize(
+                ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+            )
+        )
+    )
+    # ACLs (KafkaApis.handleProduceRequest): WRITE on each topic.
+    authorized = filter_authorized(
+        ctx, AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data)
     )
     zstd_refused = ctx.api_version < ZSTD_MIN_VERSION
     failed = False
@@ -222,7 +233,9 @@ def _append_all(
         except ApiError as exc:
             topic_error = exc.code
         else:
-            if not cache.contains(name):
+            if name not in authorized:
+                topic_error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif not cache.contains(name):
                 topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif is_internal_topic(name):
                 # Kafka: "Cannot append to internal topic"; only coordinators write there.

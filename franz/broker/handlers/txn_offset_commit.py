@@ -26,14 +26,15 @@ partition of the request, and nothing is written; the coordinator's other failur
 ``maybeConvertOffsetCommitError`` maps them (NETWORK_EXCEPTION is
 COORDINATOR_LOAD_IN_PROGRESS, NOT_ENOUGH_REPLICAS COORDINATOR_NOT_AVAILABLE, ...).
 
-Not done (Kafka 3.9 does them): ACLs (Franz has no authorizer: TRANSACTIONAL_ID_ and
-GROUP_AUTHORIZATION_FAILED never arise).
+ACLs (``franz.broker.authz.txn_offsets_denied``): WRITE on the transactional id, READ on the
+group and on each topic.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from franz.broker.authz import txn_offsets_denied
 from franz.broker.context import HandlerResult, RequestContext
 from franz.coordinator.group.group import CommitRequest
 from franz.coordinator.group.offsets_topic import OFFSETS_TOPIC, TopicPartitionKey
@@ -49,24 +50,29 @@ TRANSACTION_ABORTABLE_VERSION: Final = 4
 
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
+    denied = txn_offsets_denied(ctx, request)
     offsets: dict[TopicPartitionKey, CommitRequest] = {}
     for topic in request.topics:
         for p in topic.partitions:
+            if (topic.name, p.partition_index) in denied:
+                continue
             offsets[(topic.name, p.partition_index)] = CommitRequest(
                 offset=p.committed_offset,
                 leader_epoch=getattr(p, "committed_leader_epoch", -1),
                 metadata=p.committed_metadata,
             )
-    results = await ctx.services.group_coordinator.commit_txn_offsets(
-        group_id=request.group_id,
-        producer_id=request.producer_id,
-        producer_epoch=request.producer_epoch,
-        member_id=getattr(request, "member_id", ""),
-        generation_id=getattr(request, "generation_id", -1),
-        group_instance_id=getattr(request, "group_instance_id", None),
-        offsets=offsets,
-        verify=_verifier(ctx, request),
-    )
+    results: dict[TopicPartitionKey, Any] = dict(denied)
+    if offsets or not denied:
+        results |= await ctx.services.group_coordinator.commit_txn_offsets(
+            group_id=request.group_id,
+            producer_id=request.producer_id,
+            producer_epoch=request.producer_epoch,
+            member_id=getattr(request, "member_id", ""),
+            generation_id=getattr(request, "generation_id", -1),
+            group_instance_id=getattr(request, "group_instance_id", None),
+            offsets=offsets,
+            verify=_verifier(ctx, request),
+        )
     return {
         "throttle_time": 0,
         "topics": [

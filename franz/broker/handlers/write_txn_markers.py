@@ -18,10 +18,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from franz.broker.authz import authorize_cluster
 from franz.broker.context import HandlerResult, RawBody, RequestContext
 from franz.broker.txn_markers import write_txn_markers_locally
 from franz.errors import ErrorCode
 from franz.protocol.legacy_versions import encode_write_txn_markers_v0_response
+from franz.security.acl import AclOperation
 from franz.storage.files import TopicPartition
 
 __all__ = ["handle"]
@@ -29,6 +31,18 @@ __all__ = ["handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     services = ctx.services
+    if not authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        # KafkaApis.handleWriteTxnMarkersRequest: every partition refused.
+        denied = dict.fromkeys(
+            (
+                TopicPartition(t.name, i)
+                for m in request.markers
+                for t in m.topics
+                for i in t.partition_indexes
+            ),
+            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        )
+        return _answer(ctx, {m.producer_id: denied for m in request.markers})
     writes = [
         write_txn_markers_locally(
             services,
@@ -49,6 +63,12 @@ async def handle(ctx: RequestContext, request: Any) -> HandlerResult:
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker, errors in zip(request.markers, outcomes, strict=True):
         by_producer.setdefault(marker.producer_id, {}).update(errors)
+    return _answer(ctx, by_producer)
+
+
+def _answer(
+    ctx: RequestContext, by_producer: dict[int, dict[TopicPartition, ErrorCode]]
+) -> HandlerResult:
     markers = [
         {"producer_id": producer_id, "topics": _topics(errors)}
         for producer_id, errors in by_producer.items()

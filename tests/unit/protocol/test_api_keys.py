@@ -64,6 +64,9 @@ KAFKA_3_9_MAX = {
     ApiKey.TXN_OFFSET_COMMIT: 4,
     ApiKey.DESCRIBE_CLIENT_QUOTAS: 1,
     ApiKey.ALTER_CLIENT_QUOTAS: 1,
+    ApiKey.DESCRIBE_ACLS: 3,
+    ApiKey.CREATE_ACLS: 3,
+    ApiKey.DELETE_ACLS: 3,
 }
 
 
@@ -151,7 +154,7 @@ def test_accepts_and_is_flexible() -> None:
 
 
 def test_unknown_api_has_no_advertised_range() -> None:
-    assert advertised_range(29) is None  # DescribeAcls
+    assert advertised_range(38) is None  # CreateDelegationToken
     assert advertised_range(9999) is None
 
 

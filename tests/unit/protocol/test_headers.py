@@ -269,10 +269,10 @@ def test_tagged_field_size_beyond_the_frame_is_invalid() -> None:
 
 
 def test_unknown_api_key_is_parsed_with_header_v1() -> None:
-    # DescribeAcls (29) v2 is flexible in Kafka but not served: its header is read as v1
-    # and the dispatcher answers from the api key alone.
-    assert 29 not in SUPPORTED_APIS
-    header = parse_request_header(bytes.fromhex("001d000200000003ffff00"))
+    # CreateDelegationToken (38) v2 is flexible in Kafka but not served: its header is read
+    # as v1 and the dispatcher answers from the api key alone.
+    assert 38 not in SUPPORTED_APIS
+    header = parse_request_header(bytes.fromhex("0026000200000003ffff00"))
     assert (header.flexible, header.size) == (False, 10)
 
 
