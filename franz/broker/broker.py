@@ -61,6 +61,7 @@ from franz.broker.fetch_session import FetchSessionCache
 from franz.broker.handlers import alter_partition as alter_partition_handler
 from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
+from franz.broker.sasl_service import BrokerSasl
 from franz.broker.topic_manager import TopicManager
 from franz.broker.txn_log import TransactionTopicLog
 from franz.broker.txn_marker_channel import TxnMarkerChannel
@@ -122,22 +123,55 @@ class Listener:
     name: str
     host: str
     port: int
+    security_protocol: str = "PLAINTEXT"
 
     def uri(self, port: int | None = None) -> str:
         return f"{self.name}://{self.host}:{self.port if port is None else port}"
 
 
-def parse_listener(text: str) -> Listener:
-    """``PLAINTEXT://host:port`` (Kafka's listener syntax; an empty host binds all)."""
+def parse_listener(text: str, protocol_map: dict[str, str] | None = None) -> Listener:
+    """``PLAINTEXT://host:port`` (Kafka's listener syntax; an empty host binds all). The name's
+    security protocol comes from ``listener.security.protocol.map``; PLAINTEXT and
+    SASL_PLAINTEXT are served (TLS listeners are not yet)."""
     match = _LISTENER.match(text.strip())
     if not match:
         raise InvalidConfigurationError(f"Unable to parse {text} to a broker endpoint")
     name = match.group("name") or "PLAINTEXT"
-    if name != "PLAINTEXT":
+    protocol = (protocol_map or _DEFAULT_PROTOCOL_MAP).get(name)
+    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT"):
         raise InvalidConfigurationError(
-            f"listener {text}: only PLAINTEXT listeners are supported (no TLS or SASL yet)"
+            f"listener {text}: only PLAINTEXT and SASL_PLAINTEXT listeners are supported "
+            f"(security protocol {protocol or 'not in listener.security.protocol.map'})"
         )
-    return Listener(name, match.group("host").strip("[]"), int(match.group("port")))
+    return Listener(
+        name, match.group("host").strip("[]"), int(match.group("port")), str(protocol)
+    )
+
+
+#: Kafka's ``SecurityProtocol`` ids (UpdateMetadata's ``security_protocol``).
+_SECURITY_PROTOCOL_IDS: dict[str, int] = {
+    "PLAINTEXT": 0,
+    "SSL": 1,
+    "SASL_PLAINTEXT": 2,
+    "SASL_SSL": 3,
+}
+
+#: ``listener.security.protocol.map``'s default (Kafka's).
+_DEFAULT_PROTOCOL_MAP: dict[str, str] = {
+    p: p for p in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+}
+
+
+def parse_protocol_map(value: str | None) -> dict[str, str]:
+    """``listener.security.protocol.map``: ``NAME:PROTOCOL,...`` (names upper-cased)."""
+    if not value:
+        return dict(_DEFAULT_PROTOCOL_MAP)
+    pairs = [item.split(":", 1) for item in str(value).split(",") if item.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise InvalidConfigurationError(
+            f"Invalid value {value} for configuration listener.security.protocol.map"
+        )
+    return {name.strip().upper(): protocol.strip().upper() for name, protocol in pairs}
 
 
 class Broker:
@@ -151,9 +185,10 @@ class Broker:
             raise InvalidConfigurationError(
                 f"listeners={','.join(listeners)}: exactly one listener is supported"
             )
-        self.listener = parse_listener(listeners[0])
+        protocol_map = parse_protocol_map(config.get("listener.security.protocol.map"))
+        self.listener = parse_listener(listeners[0], protocol_map)
         advertised = config.get("advertised.listeners")
-        self._advertised = parse_listener(advertised[0]) if advertised else None
+        self._advertised = parse_listener(advertised[0], protocol_map) if advertised else None
         self.fetch_max_bytes: int = config.get("fetch.max.bytes")
         self.fetch_sessions = FetchSessionCache(
             config.get("max.incremental.fetch.session.cache.slots"), clock=self.clock
@@ -161,6 +196,7 @@ class Broker:
         log_dirs = config.log_dirs
         self.zookeeper_connect: str | None = config.get("zookeeper.connect") or None
         local_store = LocalMetadataStore(log_dirs[0])
+        self._local_store = local_store
         self.mirror: TopicMirrorStore | None = None
         self.store: MetadataStore = local_store
         if self.zookeeper_connect is not None:
@@ -294,6 +330,8 @@ class Broker:
         )
         self._last_offsets_expiry_ms = self.clock.wall_ms()
         self._background: set[asyncio.Task[None]] = set()
+        #: SASL listeners and SCRAM credentials (``franz.broker.sasl_service``).
+        self.sasl = BrokerSasl(self.listener.name, self.listener.security_protocol, config.get)
         self.server = SocketServer(
             SocketServerConfig(
                 host=self.listener.host or "0.0.0.0",
@@ -309,8 +347,10 @@ class Broker:
                     config.get("max.connections.per.ip.overrides")
                 ),
                 backlog=config.get("socket.listen.backlog.size"),
+                listener_name=self.listener.name,
+                security_protocol=self.listener.security_protocol,
             ),
-            Dispatcher(self),
+            Dispatcher(self, self.sasl.gate),
         )
         #: Kafka's replication metrics, on ``metrics.listener`` (``franz.metrics``).
         self.metrics = BrokerMetrics(
@@ -376,8 +416,11 @@ class Broker:
 
         admin.on_topic_configs = on_topic_configs
         admin.on_broker_configs = self.dynamic_config.apply_entity
+        admin.on_user_configs = self.sasl.on_user_configs
         await admin.refresh()
         await admin.watch_config_changes()
+        self.sasl.use_zookeeper(self.zk)
+        await self.sasl.load()
         await self.dynamic_config.fetch()
 
     async def _register_and_elect(self) -> None:
@@ -388,7 +431,7 @@ class Broker:
         info = BrokerInfo(
             broker_id=self.broker_id,
             endpoints=(f"{name}://{host}:{port}",),
-            security_protocols={name: "PLAINTEXT"},
+            security_protocols={name: self.listener.security_protocol},
             rack=self.rack,
             timestamp_ms=self.clock.wall_ms(),
         )
@@ -496,7 +539,9 @@ class Broker:
         host, port = self.advertised_address
         controller = self.topic_manager.controller
         if controller is not None:
-            controller.broker_listening(host, port)
+            controller.broker_listening(
+                host, port, _SECURITY_PROTOCOL_IDS.get(self.listener.security_protocol, 0)
+            )
 
     def _reconfigure(self, config: BrokerConfig) -> None:
         """A dynamic broker config changed: ``config`` is the new effective one. Applied live:
@@ -552,6 +597,9 @@ class Broker:
                 raise
         self.store.load()
         self.dynamic_config.load()
+        if self.zk is None:
+            self.sasl.use_local(self._local_store)
+            await self.sasl.load()
         try:
             self.log_manager.startup()
         except BaseException:

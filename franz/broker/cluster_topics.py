@@ -130,6 +130,8 @@ class ClusterTopicAdmin:
         self.on_topic_configs: Callable[[str, dict[str, str]], None] | None = None
         #: Applies a broker entity's new dynamic configs (set by the broker).
         self.on_broker_configs: Callable[[str, dict[str, str]], None] | None = None
+        #: Applies a user entity's new configs (SCRAM credentials; set by the broker).
+        self.on_user_configs: Callable[[str, dict[str, str]], None] | None = None
         self.broker_id = broker_id
         self._last_change = ""
         #: ``CHANGE_EXPIRATION_MS``, an attribute so a test can shorten it.
@@ -182,6 +184,11 @@ class ClusterTopicAdmin:
             kind, _, entity = entity_path.partition("/")
             if kind == "brokers":
                 await self._process_broker_change(entity)
+                continue
+            if kind == "users":
+                if self.on_user_configs is not None:
+                    configs = await self.zk.get_entity_configs("users", entity)
+                    self.on_user_configs(entity, configs)
                 continue
             if kind != "topics":
                 continue

@@ -17,7 +17,9 @@ rename, fsync the dir) on every change; sorted keys, one line per topic::
 Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
 configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
 (``<default>`` for the cluster-wide defaults, else a broker id; a file without the key has
-none). The ZooKeeper store keeps the same records in
+none). ``entity_configs`` holds the other dynamic config entities by type and name as Kafka's
+``/config/<type>/<name>`` znodes (``{"users": {"alice": {"SCRAM-SHA-256": "salt=..."}}}``:
+SCRAM credentials, never passwords; optional). The ZooKeeper store keeps the same records in
 Kafka's znodes; both satisfy ``MetadataStore``.
 
 The embedded controller's state (``franz.controller.shell.local``) is here too, as Kafka's
@@ -95,6 +97,7 @@ class LocalMetadataStore:
         self._lines: dict[str, str] = {}
         self._controller_epoch = 0
         self._partition_states: dict[str, dict[int, PartitionState]] = {}
+        self._entity_configs: dict[str, dict[str, dict[str, str]]] = {}
 
     def load(self) -> None:
         try:
@@ -106,6 +109,7 @@ class LocalMetadataStore:
             self._lines = {}
             self._controller_epoch = 0
             self._partition_states = {}
+            self._entity_configs = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -122,6 +126,13 @@ class LocalMetadataStore:
         self._broker_configs = {
             str(entity): {str(k): str(v) for k, v in configs.items()}
             for entity, configs in data.get("broker_configs", {}).items()
+        }
+        self._entity_configs = {
+            str(kind): {
+                str(name): {str(k): str(v) for k, v in configs.items()}
+                for name, configs in entities.items()
+            }
+            for kind, entities in data.get("entity_configs", {}).items()
         }
         self._lines = {name: _topic_line(record) for name, record in self._topics.items()}
         self._controller_epoch = int(data.get("controller_epoch", 0))
@@ -178,6 +189,8 @@ class LocalMetadataStore:
             fields["broker_configs"] = broker_configs
         if controller_epoch:
             fields["controller_epoch"] = controller_epoch
+        if self._entity_configs:
+            fields["entity_configs"] = self._entity_configs
         if partition_states:
             fields["partition_states"] = {
                 name: {str(p): _encode_state(s) for p, s in sorted(parts.items())}
@@ -232,6 +245,29 @@ class LocalMetadataStore:
         if configs:
             changed[entity] = dict(configs)
         self._commit(self._topics, self._next_producer_id, changed)
+
+    def entity_configs(self, entity_type: str, name: str) -> dict[str, str]:
+        """``/config/<entity_type>/<name>``'s configs (``users``, ``clients``); empty when none."""
+        return dict(self._entity_configs.get(entity_type, {}).get(name, {}))
+
+    def all_entity_configs(self, entity_type: str) -> dict[str, dict[str, str]]:
+        return {n: dict(c) for n, c in self._entity_configs.get(entity_type, {}).items()}
+
+    def set_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
+        """Replace one entity's configs (empty: remove it); durable when it returns."""
+        before = self._entity_configs
+        entities = {n: c for n, c in before.get(entity_type, {}).items() if n != name}
+        if configs:
+            entities[name] = dict(configs)
+        changed = {k: v for k, v in before.items() if k != entity_type}
+        if entities:
+            changed[entity_type] = entities
+        self._entity_configs = changed
+        try:
+            self._commit(self._topics, self._next_producer_id)
+        except BaseException:
+            self._entity_configs = before
+            raise
 
     def allocate_producer_ids(self, count: int) -> int:
         first = self._next_producer_id

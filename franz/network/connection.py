@@ -142,7 +142,11 @@ class KafkaConnection(asyncio.Protocol):
         #: Who the peer is (``User:ANONYMOUS`` until TLS or SASL says otherwise).
         self.principal: KafkaPrincipal = ANONYMOUS
         #: The listener this connection came in on (Kafka's ``RequestContext.listenerName``).
-        self.listener_name = "PLAINTEXT"
+        self.listener_name = server.config.listener_name
+        #: The listener's security protocol (``listener.security.protocol.map``).
+        self.security_protocol: str = server.config.security_protocol
+        #: SASL listeners: the broker's per-connection authentication state (opaque here).
+        self.authenticator: object | None = None
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 

@@ -69,6 +69,9 @@ class SocketServerConfig:
     backlog: int = 50
     #: How long shutdown waits for in-flight requests.
     shutdown_timeout_s: float = 10.0
+    #: The listener's name and its security protocol (``listener.security.protocol.map``).
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
 
 
 class SocketServer:

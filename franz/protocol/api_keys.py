@@ -73,7 +73,11 @@ class ApiKey(enum.IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    SASL_AUTHENTICATE = 36
     ALTER_PARTITION = 56
+    # SASL (issue 20): the SCRAM credential admin APIs (KIP-554).
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     # Transactions (issue 19): the transaction coordinator's admin APIs (KIP-664).
@@ -154,6 +158,12 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.LIST_TRANSACTIONS: ApiSupport(0, 0, 1, 0),
     # Transactions (issue 19): TxnOffsetCommit v0-4 as Kafka 3.9 (v5, KIP-890, is Kafka 4's).
     ApiKey.TXN_OFFSET_COMMIT: ApiSupport(0, 0, 4, 3),
+    # SASL (issue 20): the handshake and the tokens (KIP-43, KIP-152, KIP-368), and the
+    # SCRAM credential APIs (KIP-554), as Kafka 3.9.
+    ApiKey.SASL_HANDSHAKE: ApiSupport(0, 0, 1, -1),
+    ApiKey.SASL_AUTHENTICATE: ApiSupport(0, 0, 2, 2),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiSupport(0, 0, 0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiSupport(0, 0, 0, 0),
 }
 
 

@@ -24,7 +24,7 @@ from types import TracebackType
 
 __all__ = ["BrokerProcess"]
 
-_STARTED = re.compile(r"started: listener PLAINTEXT://([\d.]+):(\d+)")
+_STARTED = re.compile(r"started: listener [A-Za-z0-9_]+://([\d.]+):(\d+)")
 
 
 class BrokerProcess:

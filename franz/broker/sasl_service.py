@@ -1,0 +1,127 @@
+"""The broker's SASL wiring: the listener's ``SaslGate``, the SCRAM credential cache and
+where the credentials are stored.
+
+* Embedded mode: the metadata store's ``users`` entities (``LocalMetadataStore``); an
+  AlterUserScramCredentials updates the cache at once.
+* Cluster mode: ``/config/users/<sanitized user>`` (Kafka's ``Sanitizer``: URL encoding with
+  ``*`` as ``%2A``, space as ``%20``). Every broker loads them all at start and re-reads a user
+  on each ``/config/changes`` notification ``users/<user>`` (Kafka's ``UserConfigHandler``
+  updating its ``CredentialCache``), so a credential created on one broker authenticates on
+  the others within a notification's round trip.
+
+Keys (Kafka's): ``sasl.enabled.mechanisms`` and ``listener.name.<l>.sasl.enabled.mechanisms``,
+``listener.name.<l>.plain.sasl.jaas.config``, ``connections.max.reauth.ms`` (and
+``listener.name.<l>.<mechanism lower>.connections.max.reauth.ms``),
+``connection.failed.authentication.delay.ms``.
+"""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from franz.broker.sasl_gate import SASL_PROTOCOLS, SaslGate, SaslListenerConfig
+from franz.broker.scram_admin import UserConfigStore
+from franz.security.scram_credentials import ScramCredentialCache, scram_configs
+
+if TYPE_CHECKING:
+    from franz.metadata.kafka_zk_client import KafkaZkClient
+    from franz.metadata.local import LocalMetadataStore
+
+__all__ = ["BrokerSasl", "desanitize", "sanitize"]
+
+log = logging.getLogger(__name__)
+
+
+def sanitize(name: str) -> str:
+    """Kafka's ``Sanitizer.sanitize`` (``URLEncoder`` with ``*`` and space escaped)."""
+    return urllib.parse.quote(name, safe="").replace("~", "%7E")
+
+
+def desanitize(name: str) -> str:
+    return urllib.parse.unquote(name)
+
+
+class LocalUserConfigs:
+    """``UserConfigStore`` over the embedded metadata store."""
+
+    def __init__(
+        self, store: LocalMetadataStore, on_change: Callable[[str, dict[str, str]], None]
+    ) -> None:
+        self._store = store
+        self._on_change = on_change
+
+    async def user_configs(self, user: str) -> dict[str, str]:
+        return self._store.entity_configs("users", user)
+
+    async def all_user_configs(self) -> dict[str, dict[str, str]]:
+        return self._store.all_entity_configs("users")
+
+    async def update_user_configs(
+        self, user: str, update: Callable[[dict[str, str]], dict[str, str]]
+    ) -> dict[str, str]:
+        configs = update(self._store.entity_configs("users", user))
+        self._store.set_entity_configs("users", user, configs)
+        self._on_change(user, configs)
+        return configs
+
+
+class ZkUserConfigs:
+    """``UserConfigStore`` over ``/config/users`` (names sanitized as Kafka's)."""
+
+    def __init__(self, zk: KafkaZkClient) -> None:
+        self._zk = zk
+
+    async def user_configs(self, user: str) -> dict[str, str]:
+        return await self._zk.get_entity_configs("users", sanitize(user))
+
+    async def all_user_configs(self) -> dict[str, dict[str, str]]:
+        return {
+            desanitize(name): configs
+            for name, configs in (await self._zk.all_entity_configs("users")).items()
+            if "/" not in name
+        }
+
+    async def update_user_configs(
+        self, user: str, update: Callable[[dict[str, str]], dict[str, str]]
+    ) -> dict[str, str]:
+        return await self._zk.update_entity_configs("users", sanitize(user), update)
+
+
+class BrokerSasl:
+    def __init__(
+        self, listener_name: str, security_protocol: str, get: Callable[[str], Any]
+    ) -> None:
+        self.credentials = ScramCredentialCache()
+        listeners: dict[str, SaslListenerConfig] = {}
+        if security_protocol in SASL_PROTOCOLS:
+            listeners[listener_name] = SaslListenerConfig.from_config(listener_name, get)
+        delay = get("connection.failed.authentication.delay.ms")
+        self.gate: SaslGate | None = (
+            SaslGate(listeners, self.credentials, int(100 if delay is None else delay))
+            if listeners
+            else None
+        )
+        self.users: UserConfigStore | None = None
+
+    def use_local(self, store: LocalMetadataStore) -> None:
+        self.users = LocalUserConfigs(store, self.credentials.update_user)
+
+    def use_zookeeper(self, zk: KafkaZkClient) -> None:
+        self.users = ZkUserConfigs(zk)
+
+    async def load(self) -> None:
+        """Fill the credential cache from every user's stored configs."""
+        assert self.users is not None
+        for user, configs in (await self.users.all_user_configs()).items():
+            self.credentials.update_user(user, configs)
+        log.debug("SCRAM credentials loaded for %d user(s)", len(self.credentials.users()))
+
+    def on_user_configs(self, sanitized_user: str, configs: dict[str, str]) -> None:
+        """A ``/config/changes`` notification for ``users/<user>`` (a ``<user>/clients/..``
+        child entity holds quotas only)."""
+        if "/" in sanitized_user:
+            return
+        self.credentials.update_user(desanitize(sanitized_user), scram_configs(configs))
