@@ -49,6 +49,7 @@ from franz.admin.topics import (
     describe_resource_configs,
     parse_add_config,
 )
+from franz.cli.tools.user_scram_configs import run_users
 
 __all__ = ["add_arguments", "run"]
 
@@ -69,7 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--alter", action="store_true", help="Alter the configuration for the entity."
     )
     parser.add_argument(
-        "--entity-type", required=True, choices=sorted(_RESOURCE), help="type of entity"
+        "--entity-type",
+        required=True,
+        choices=sorted([*_RESOURCE, "users"]),
+        help="type of entity",
     )
     names = parser.add_mutually_exclusive_group()
     names.add_argument("--entity-name", help="name of entity (topic name / broker id)")
@@ -131,6 +135,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.entity_type == "users":  # SCRAM credentials (franz.cli.tools.user_scram_configs)
+        return run_users(args)
     check_args(args._parser, args)
     admin = make_admin(args)
     metadata = check_reachable(admin, args)
