@@ -17,8 +17,9 @@ The exchange (``ScramSaslServer``): client-first ``n,[a=authzid],n=user,r=cnonce
 extension Kafka knows, ``tokenauth``, names delegation tokens, which Franz does not serve,
 so a client asking for it fails like an unknown user), server-first
 ``r=cnonce+snonce,s=salt,i=iterations``, client-final ``c=biws,r=nonce,p=proof``, server-final
-``v=signature``. The nonce must be the server-first nonce and the proof must give the stored
-key; every failure is a ``ScramError`` whose text never reaches the client (the authenticator
+``v=signature``. The nonce must end with the server-first nonce (Kafka 3.9's check, which
+tolerates old librdkafka's doubled client nonce) and the proof must give the stored key;
+every failure is a ``ScramError`` whose text never reaches the client (the authenticator
 answers with Kafka's generic message), except a differing authorization id, which Kafka
 reports as is.
 """
@@ -309,7 +310,10 @@ class ScramSaslServer:
         match = _CLIENT_FINAL.fullmatch(message)
         if match is None:
             raise ScramError("Invalid SCRAM client final message format")
-        if match.group("nonce") != self._nonce:
+        # Kafka 3.8.1+ (CVE-2024-56128): the nonce must end with the server-first nonce;
+        # "ends with", not "equals", because librdkafka before 2.6.1 (KIP-none, its PR #4895)
+        # prepends the client nonce once more (kcat 1.7.1 with librdkafka 2.0.2 does).
+        if not match.group("nonce").endswith(self._nonce):
             raise ScramError("Invalid client nonce in the final client message.")
         # RFC 5802 5.1: c= is the gs2 header (no channel binding data: "n" was required).
         if base64.b64decode(match.group("channel")) != self._gs2_header.encode():

@@ -175,3 +175,15 @@ def test_a_third_message_is_refused() -> None:
     server.evaluate(RFC_CLIENT_FINAL)
     with pytest.raises(ScramError):
         server.evaluate(RFC_CLIENT_FINAL)
+
+
+def test_old_librdkafka_doubled_client_nonce_is_accepted_as_kafka_3_9_does() -> None:
+    """librdkafka < 2.6.1 sends r=<client nonce><server-first nonce>; Kafka 3.8.1+ checks
+    that the nonce ends with the server-first nonce (CVE-2024-56128's fix)."""
+    cred = credential_from_password(SHA256, "alice-secret", 4096)
+    server = _server({"alice": cred})
+    client = _Client("SCRAM-SHA-256", "alice", "alice-secret")
+    server_first = server.evaluate(client.first())
+    fields = dict(p.split("=", 1) for p in server_first.decode().split(","))
+    final, expected = client.final(server_first, nonce=client.nonce + fields["r"])
+    assert server.evaluate(final) == expected
