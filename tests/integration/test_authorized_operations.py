@@ -100,29 +100,20 @@ def _operation_names(operations: list[AclOperation] | None) -> set[str]:
 
 def test_confluent_kafka_describe_cluster_and_topics(shared_broker):
     admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
-    admin.create_topics([NewTopic("authops-ck", 1)])["authops-ck"].result(15)
+    admin.create_topics([NewTopic("authops-ck", 1)])[
+        "authops-ck"
+    ].result(15)
     cluster = admin.describe_cluster(include_authorized_operations=True).result(15)
     assert _operation_names(cluster.authorized_operations) == {
-        "CREATE",
-        "CLUSTER_ACTION",
-        "DESCRIBE_CONFIGS",
-        "ALTER_CONFIGS",
-        "IDEMPOTENT_WRITE",
-        "ALTER",
-        "DESCRIBE",
+        "CREATE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE",
+        "ALTER", "DESCRIBE",
     }
     [future] = admin.describe_topics(
         TopicCollection(["authops-ck"]), include_authorized_operations=True
     ).values()
     topic = future.result(15)
     assert _operation_names(topic.authorized_operations) == {
-        "READ",
-        "WRITE",
-        "CREATE",
-        "DELETE",
-        "ALTER",
-        "DESCRIBE",
-        "DESCRIBE_CONFIGS",
+        "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS",
         "ALTER_CONFIGS",
     }
     plain = admin.describe_cluster().result(15)

@@ -74,11 +74,8 @@ def describe(client: WireClient, name: str, *keys: str) -> dict[str, Any]:
         4,
         {
             "resources": [
-                {
-                    "resource_type": BROKER,
-                    "resource_name": name,
-                    "configuration_keys": list(keys) or None,
-                }
+                {"resource_type": BROKER, "resource_name": name,
+                 "configuration_keys": list(keys) or None}
             ],
             "include_synonyms": True,
         },
@@ -114,15 +111,10 @@ def test_default_message_max_bytes_applies_live_and_after_restart(admin_broker):
         assert produce_bytes(client, "plain", 100) == NONE
         assert produce_bytes(client, "own", 5000) == NONE
         entry = describe(client, "", "message.max.bytes")["message.max.bytes"]
-        assert (entry.value, entry.config_source, entry.read_only) == (
-            "2000",
-            DYNAMIC_DEFAULT,
-            False,
-        )
+        assert (entry.value, entry.config_source, entry.read_only) == ("2000", DYNAMIC_DEFAULT,
+                                                                      False)
         assert [(s.value, s.source) for s in entry.synonyms] == [
-            ("2000", DYNAMIC_DEFAULT),
-            ("100000", STATIC),
-            ("1048588", DEFAULT),
+            ("2000", DYNAMIC_DEFAULT), ("100000", STATIC), ("1048588", DEFAULT)
         ]
     assert admin_broker.stop() == 0
     stored = json.loads((admin_broker.data_dir / "logs" / "franz-metadata.json").read_text())
@@ -145,54 +137,28 @@ def test_per_broker_value_beats_the_default_and_segment_bytes_rolls(admin_broker
         assert produce_bytes(client, "plain", 2000) == MESSAGE_TOO_LARGE
         entry = describe(client, "0", "message.max.bytes")["message.max.bytes"]
         assert (entry.value, entry.config_source) == ("1000", DYNAMIC_BROKER)
-        assert [s.source for s in entry.synonyms] == [
-            DYNAMIC_BROKER,
-            DYNAMIC_DEFAULT,
-            STATIC,
-            DEFAULT,
-        ]
+        assert [s.source for s in entry.synonyms] == [DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC,
+                                                      DEFAULT]
         # the default resource never shows the per-broker layer
         default = describe(client, "")["message.max.bytes"]
         assert [s.source for s in default.synonyms] == [DYNAMIC_DEFAULT, STATIC, DEFAULT]
         # a topic without overrides describes the dynamic value as its source
         topic = request_at(
-            client,
-            ApiKey.DESCRIBE_CONFIGS,
-            4,
-            {
-                "resources": [
-                    {
-                        "resource_type": 2,
-                        "resource_name": "plain",
-                        "configuration_keys": ["max.message.bytes", "segment.bytes"],
-                    }
-                ]
-            },
+            client, ApiKey.DESCRIBE_CONFIGS, 4,
+            {"resources": [{"resource_type": 2, "resource_name": "plain",
+                            "configuration_keys": ["max.message.bytes", "segment.bytes"]}]},
         ).results[0]
         by_name = {c.name: c for c in topic.configs}
-        assert (by_name["max.message.bytes"].value, by_name["max.message.bytes"].config_source) == (
-            "1000",
-            DYNAMIC_BROKER,
-        )
+        assert (by_name["max.message.bytes"].value,
+                by_name["max.message.bytes"].config_source) == ("1000", DYNAMIC_BROKER)
         assert incremental(client, "", ("log.segment.bytes", SET, "20000")).error_code == NONE
         topic = request_at(
-            client,
-            ApiKey.DESCRIBE_CONFIGS,
-            4,
-            {
-                "resources": [
-                    {
-                        "resource_type": 2,
-                        "resource_name": "plain",
-                        "configuration_keys": ["segment.bytes"],
-                    }
-                ]
-            },
+            client, ApiKey.DESCRIBE_CONFIGS, 4,
+            {"resources": [{"resource_type": 2, "resource_name": "plain",
+                            "configuration_keys": ["segment.bytes"]}]},
         ).results[0]
-        assert (topic.configs[0].value, topic.configs[0].config_source) == (
-            "20000",
-            DYNAMIC_DEFAULT,
-        )
+        assert (topic.configs[0].value, topic.configs[0].config_source) == ("20000",
+                                                                           DYNAMIC_DEFAULT)
         for _ in range(30):
             assert produce_bytes(client, "plain", 900) == NONE
     segments = sorted((admin_broker.data_dir / "logs" / "plain-0").glob("*.log"))
@@ -201,9 +167,8 @@ def test_per_broker_value_beats_the_default_and_segment_bytes_rolls(admin_broker
 
 def test_refusals_and_validate_only(admin_broker):
     with WireClient.connect(admin_broker.bootstrap) as client:
-        refused = incremental(
-            client, "0", ("log.retention.hours", SET, "1"), ("log.retention.ms", SET, "1000")
-        )
+        refused = incremental(client, "0", ("log.retention.hours", SET, "1"),
+                              ("log.retention.ms", SET, "1000"))
         assert refused.error_code == INVALID_REQUEST
         assert refused.error_message == (
             "Invalid config value for resource ConfigResource(type=BROKER, name='0'): Cannot "
@@ -230,10 +195,10 @@ def test_refusals_and_validate_only(admin_broker):
 def test_confluent_kafka_alters_and_describes_a_broker(admin_broker):
     admin = AdminClient({"bootstrap.servers": admin_broker.bootstrap})
     resource = ConfigResource(
-        "BROKER",
-        "0",
+        "BROKER", "0",
         incremental_configs=[
-            ConfigEntry("log.retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET),
+            ConfigEntry("log.retention.ms", "3600000",
+                        incremental_operation=AlterConfigOpType.SET),
             ConfigEntry("max.connections", "500", incremental_operation=AlterConfigOpType.SET),
         ],
     )
@@ -247,11 +212,9 @@ def test_confluent_kafka_alters_and_describes_a_broker(admin_broker):
     assert configs["max.connections"].value == "500"
     assert configs["num.partitions"].is_read_only
     refused = ConfigResource(
-        "BROKER",
-        "0",
-        incremental_configs=[
-            ConfigEntry("num.partitions", "3", incremental_operation=AlterConfigOpType.SET)
-        ],
+        "BROKER", "0",
+        incremental_configs=[ConfigEntry("num.partitions", "3",
+                                         incremental_operation=AlterConfigOpType.SET)],
     )
     with pytest.raises(KafkaException, match="Cannot update these configs dynamically"):
         for future in admin.incremental_alter_configs([refused]).values():
@@ -261,36 +224,23 @@ def test_confluent_kafka_alters_and_describes_a_broker(admin_broker):
 def test_kafka_python_alter_configs_on_a_broker(admin_broker):
     admin = KafkaAdminClient(bootstrap_servers=admin_broker.bootstrap)
     try:
-        admin.alter_configs(
-            [
-                KPConfigResource(
-                    KPConfigResourceType.BROKER,
-                    "0",
-                    configs={"log.retention.ms": "1000", "message.max.bytes": "4000"},
-                )
-            ]
-        )
+        admin.alter_configs([KPConfigResource(KPConfigResourceType.BROKER, "0",
+                                              configs={"log.retention.ms": "1000",
+                                                       "message.max.bytes": "4000"})])
         with WireClient.connect(admin_broker.bootstrap) as client:
             mine = describe(client, "0", "log.retention.ms", "message.max.bytes")
             assert {k: (v.value, v.config_source) for k, v in mine.items()} == {
                 "log.retention.ms": ("1000", DYNAMIC_BROKER),
                 "message.max.bytes": ("4000", DYNAMIC_BROKER),
             }
-        admin.alter_configs(
-            [
-                KPConfigResource(
-                    KPConfigResourceType.BROKER, "0", configs={"message.max.bytes": "3000"}
-                )
-            ]
-        )
+        admin.alter_configs([KPConfigResource(KPConfigResourceType.BROKER, "0",
+                                              configs={"message.max.bytes": "3000"})])
         with WireClient.connect(admin_broker.bootstrap) as client:
             mine = describe(client, "0", "log.retention.ms", "message.max.bytes")
             # (kafka-python merges the current dynamic configs into a legacy request, so
             # log.retention.ms is not ours to check here; the wire test below is)
-            assert (mine["message.max.bytes"].value, mine["message.max.bytes"].config_source) == (
-                "3000",
-                DYNAMIC_BROKER,
-            )
+            assert (mine["message.max.bytes"].value,
+                    mine["message.max.bytes"].config_source) == ("3000", DYNAMIC_BROKER)
     finally:
         admin.close()
 
@@ -298,18 +248,9 @@ def test_kafka_python_alter_configs_on_a_broker(admin_broker):
 def test_legacy_alter_configs_on_the_default_over_the_wire(admin_broker):
     def alter(configs: dict[str, str | None]) -> Any:
         response = request_at(
-            client,
-            ApiKey.ALTER_CONFIGS,
-            2,
-            {
-                "resources": [
-                    {
-                        "resource_type": BROKER,
-                        "resource_name": "",
-                        "configs": [{"name": k, "value": v} for k, v in configs.items()],
-                    }
-                ]
-            },
+            client, ApiKey.ALTER_CONFIGS, 2,
+            {"resources": [{"resource_type": BROKER, "resource_name": "",
+                            "configs": [{"name": k, "value": v} for k, v in configs.items()]}]},
         )
         [result] = response.responses
         return result
@@ -338,34 +279,18 @@ def run_configs(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_configs_tool_alters_and_describes_the_default_and_a_broker(admin_broker):
     bootstrap = admin_broker.bootstrap
-    added = run_configs(
-        bootstrap,
-        "--entity-type",
-        "brokers",
-        "--entity-default",
-        "--alter",
-        "--add-config",
-        "message.max.bytes=2000,log.retention.ms=60000",
-    )
+    added = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--alter",
+                        "--add-config", "message.max.bytes=2000,log.retention.ms=60000")
     assert (added.returncode, added.stdout) == (
-        0,
-        "Completed updating default config for brokers in the cluster.\n",
+        0, "Completed updating default config for brokers in the cluster.\n"
     ), added.stderr
-    per_broker = run_configs(
-        bootstrap,
-        "--entity-type",
-        "brokers",
-        "--entity-name",
-        "0",
-        "--alter",
-        "--add-config",
-        "max.connections=100",
-    )
+    per_broker = run_configs(bootstrap, "--entity-type", "brokers", "--entity-name", "0",
+                             "--alter", "--add-config", "max.connections=100")
     assert (per_broker.returncode, per_broker.stdout) == (
-        0,
-        "Completed updating config for broker 0.\n",
+        0, "Completed updating config for broker 0.\n"
     ), per_broker.stderr
-    default = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--describe")
+    default = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default",
+                          "--describe")
     assert default.stdout.splitlines() == [
         "Default configs for brokers in the cluster are:",
         "  log.retention.ms=60000 sensitive=false synonyms={"
@@ -376,7 +301,8 @@ def test_configs_tool_alters_and_describes_the_default_and_a_broker(admin_broker
         "STATIC_BROKER_CONFIG:message.max.bytes=100000, "
         "DEFAULT_CONFIG:message.max.bytes=1048588}",
     ]
-    mine = run_configs(bootstrap, "--entity-type", "brokers", "--entity-name", "0", "--describe")
+    mine = run_configs(bootstrap, "--entity-type", "brokers", "--entity-name", "0",
+                       "--describe")
     assert mine.stdout.splitlines() == [
         "Dynamic configs for broker 0 are:",
         "  max.connections=100 sensitive=false synonyms={"
@@ -385,26 +311,12 @@ def test_configs_tool_alters_and_describes_the_default_and_a_broker(admin_broker
     ]
     with WireClient.connect(bootstrap) as client:
         assert produce_bytes(client, "plain", 5000) == MESSAGE_TOO_LARGE
-    refused = run_configs(
-        bootstrap,
-        "--entity-type",
-        "brokers",
-        "--entity-default",
-        "--alter",
-        "--add-config",
-        "num.partitions=3",
-    )
+    refused = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--alter",
+                          "--add-config", "num.partitions=3")
     assert refused.returncode == 1
     assert "Cannot update these configs dynamically: Set(num.partitions)" in refused.stderr
-    deleted = run_configs(
-        bootstrap,
-        "--entity-type",
-        "brokers",
-        "--entity-default",
-        "--alter",
-        "--delete-config",
-        "message.max.bytes,log.retention.ms",
-    )
+    deleted = run_configs(bootstrap, "--entity-type", "brokers", "--entity-default", "--alter",
+                          "--delete-config", "message.max.bytes,log.retention.ms")
     assert deleted.returncode == 0, deleted.stderr
     with WireClient.connect(bootstrap) as client:
         assert describe(client, "") == {}

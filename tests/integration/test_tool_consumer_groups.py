@@ -52,15 +52,8 @@ def tool(
     cluster: BrokerProcess, *argv: str, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "franz",
-            "consumer-groups",
-            "--bootstrap-server",
-            cluster.bootstrap,
-            *argv,
-        ],
+        [sys.executable, "-m", "franz", "consumer-groups", "--bootstrap-server",
+         cluster.bootstrap, *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -157,15 +150,8 @@ def test_describe_lists_offsets_lag_and_owner(cluster: BrokerProcess) -> None:
         out = ok(cluster, "--describe", "--group", "desc-g")
         assert out.stdout.startswith("\nGROUP ")
         assert out.stdout.splitlines()[1].split() == [
-            "GROUP",
-            "TOPIC",
-            "PARTITION",
-            "CURRENT-OFFSET",
-            "LOG-END-OFFSET",
-            "LAG",
-            "CONSUMER-ID",
-            "HOST",
-            "CLIENT-ID",
+            "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+            "CONSUMER-ID", "HOST", "CLIENT-ID",
         ]
         rows = table(out.stdout, "GROUP ")
         assert rows == [
@@ -196,20 +182,12 @@ def test_describe_lists_offsets_lag_and_owner(cluster: BrokerProcess) -> None:
         assert ["desc-g", "Stable"] in table(
             ok(cluster, "--list", "--state", "stable").stdout, "GROUP "
         )
-        assert all(
-            r[0] != "desc-g"
-            for r in table(ok(cluster, "--list", "--state", "Empty").stdout, "GROUP ")
-        )
+        assert all(r[0] != "desc-g" for r in table(
+            ok(cluster, "--list", "--state", "Empty").stdout, "GROUP "
+        ))
 
-        refused = tool(
-            cluster,
-            "--reset-offsets",
-            "--group",
-            "desc-g",
-            "--all-topics",
-            "--to-earliest",
-            "--execute",
-        )
+        refused = tool(cluster, "--reset-offsets", "--group", "desc-g", "--all-topics",
+                       "--to-earliest", "--execute")
         assert refused.returncode == 1
         assert refused.stderr.strip().endswith(
             "Assignments can only be reset if the group 'desc-g' is inactive, but the current "
@@ -229,17 +207,17 @@ def test_describe_lists_offsets_lag_and_owner(cluster: BrokerProcess) -> None:
 
     after = ok(cluster, "--describe", "--group", "desc-g")
     assert after.stderr == "\nConsumer group 'desc-g' has no active members.\n"
-    assert table(after.stdout, "GROUP ") == [["desc-g", "desc", "0", "4", "10", "6", "-", "-", "-"]]
+    assert table(after.stdout, "GROUP ") == [
+        ["desc-g", "desc", "0", "4", "10", "6", "-", "-", "-"]
+    ]
     state = ok(cluster, "--describe", "--group", "desc-g", "--state")
     # Kafka 3.9 prints an empty ASSIGNMENT-STRATEGY for a group without members.
     assert state.stdout.splitlines()[2].split() == [
-        "desc-g",
-        cluster.bootstrap,
-        "(0)",
-        "Empty",
-        "0",
+        "desc-g", cluster.bootstrap, "(0)", "Empty", "0"
     ]
-    assert ["desc-g", "Empty"] in table(ok(cluster, "--list", "--state", "Empty").stdout, "GROUP ")
+    assert ["desc-g", "Empty"] in table(
+        ok(cluster, "--list", "--state", "Empty").stdout, "GROUP "
+    )
 
 
 def test_describe_unknown_group_and_all_groups(cluster: BrokerProcess) -> None:
@@ -263,17 +241,8 @@ def test_describe_unknown_group_and_all_groups(cluster: BrokerProcess) -> None:
 
 def test_unreachable_broker_fails_in_one_line() -> None:
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "franz",
-            "consumer-groups",
-            "--bootstrap-server",
-            "127.0.0.1:1",
-            "--list",
-            "--timeout",
-            "1000",
-        ],
+        [sys.executable, "-m", "franz", "consumer-groups", "--bootstrap-server", "127.0.0.1:1",
+         "--list", "--timeout", "1000"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -316,12 +285,8 @@ STRATEGIES = [
     ("shift-forward", ["--shift-by", "2"], ["--topic", "reset"], {0: 5, 1: 9}),
     ("shift-back-clamped", ["--shift-by", "-5"], ["--topic", "reset:0,1"], {0: 0, 1: 2}),
     ("datetime", ["--to-datetime", "2024-01-01T00:00:05.000"], ["--topic", "reset:0"], {0: 5}),
-    (
-        "datetime-zone",
-        ["--to-datetime", "2024-01-01T01:00:07.000+01:00"],
-        ["--topic", "reset:0"],
-        {0: 7},
-    ),
+    ("datetime-zone", ["--to-datetime", "2024-01-01T01:00:07.000+01:00"], ["--topic", "reset:0"],
+     {0: 7}),
     ("duration", ["--by-duration", "PT5H30M"], ["--topic", "reset:1"], {1: 5}),
 ]
 
@@ -362,26 +327,15 @@ def test_reset_export_then_from_file(
     cluster: BrokerProcess, reset_topic: str, tmp_path: Path
 ) -> None:
     commit(cluster, "export-g", {(reset_topic, 0): 3, (reset_topic, 1): 7})
-    exported = ok(
-        cluster,
-        "--reset-offsets",
-        "--group",
-        "export-g",
-        "--topic",
-        reset_topic,
-        "--shift-by",
-        "1",
-        "--dry-run",
-        "--export",
-    )
+    exported = ok(cluster, "--reset-offsets", "--group", "export-g", "--topic", reset_topic,
+                  "--shift-by", "1", "--dry-run", "--export")
     assert exported.stdout == "reset,0,4\nreset,1,8\n\n"
     assert committed(cluster, "export-g") == {(reset_topic, 0): 3, (reset_topic, 1): 7}
 
     plan = tmp_path / "plan.csv"
     plan.write_text("reset,0,6\nreset,1,42\n")
-    done = ok(
-        cluster, "--reset-offsets", "--group", "export-g", "--from-file", str(plan), "--execute"
-    )
+    done = ok(cluster, "--reset-offsets", "--group", "export-g", "--from-file", str(plan),
+              "--execute")
     assert {int(r[2]): int(r[3]) for r in table(done.stdout, "GROUP ")} == {0: 6, 1: 10}
     assert "New offset (42) is higher than latest offset" in done.stderr
     assert described_offsets(cluster, "export-g") == {
@@ -392,58 +346,24 @@ def test_reset_export_then_from_file(
     two_groups = tmp_path / "two.csv"
     commit(cluster, "export-h", {(reset_topic, 0): 1})
     two_groups.write_text("export-g,reset,0,2\nexport-h,reset,0,9\n")
-    ok(
-        cluster,
-        "--reset-offsets",
-        "--group",
-        "export-g",
-        "--group",
-        "export-h",
-        "--from-file",
-        str(two_groups),
-        "--execute",
-    )
+    ok(cluster, "--reset-offsets", "--group", "export-g", "--group", "export-h",
+       "--from-file", str(two_groups), "--execute")
     assert committed(cluster, "export-g")[(reset_topic, 0)] == 2
     assert committed(cluster, "export-h") == {(reset_topic, 0): 9}
 
 
 def test_reset_errors(cluster: BrokerProcess, reset_topic: str) -> None:
     commit(cluster, "reset-err", {(reset_topic, 0): 3})
-    unknown_topic = tool(
-        cluster,
-        "--reset-offsets",
-        "--group",
-        "reset-err",
-        "--topic",
-        "no-such-topic",
-        "--to-earliest",
-        "--execute",
-    )
+    unknown_topic = tool(cluster, "--reset-offsets", "--group", "reset-err", "--topic",
+                         "no-such-topic", "--to-earliest", "--execute")
     assert unknown_topic.returncode == 1
     assert "Topic 'no-such-topic' does not exist" in unknown_topic.stderr
-    bad_partition = tool(
-        cluster,
-        "--reset-offsets",
-        "--group",
-        "reset-err",
-        "--topic",
-        f"{reset_topic}:5",
-        "--to-earliest",
-        "--execute",
-    )
+    bad_partition = tool(cluster, "--reset-offsets", "--group", "reset-err", "--topic",
+                         f"{reset_topic}:5", "--to-earliest", "--execute")
     assert bad_partition.returncode == 1
     assert 'The partitions "reset-5" do not exist' in bad_partition.stderr
-    no_commit = tool(
-        cluster,
-        "--reset-offsets",
-        "--group",
-        "reset-err",
-        "--topic",
-        f"{reset_topic}:1",
-        "--shift-by",
-        "1",
-        "--execute",
-    )
+    no_commit = tool(cluster, "--reset-offsets", "--group", "reset-err", "--topic",
+                     f"{reset_topic}:1", "--shift-by", "1", "--execute")
     assert no_commit.returncode == 1
     assert "Cannot shift offset for partition reset-1 since there is no current committed" in (
         no_commit.stderr
@@ -480,27 +400,16 @@ def test_delete_offsets(cluster: BrokerProcess) -> None:
     assert table(out.stdout, "TOPIC ") == [["doa", "0", "Successful"]]
     assert committed(cluster, "do-g") == {("doa", 1): 1, ("dob", 0): 0}
 
-    mixed = tool(
-        cluster, "--delete-offsets", "--group", "do-g", "--topic", "dob", "--topic", "no-such-topic"
-    )
+    mixed = tool(cluster, "--delete-offsets", "--group", "do-g", "--topic", "dob",
+                 "--topic", "no-such-topic")
     assert mixed.returncode == 1
     assert mixed.stderr.strip() == (
         "Error: Encountered some partition-level error, see the follow-up details."
     )
     assert table(mixed.stdout, "TOPIC ") == [
         ["dob", "0", "Successful"],
-        [
-            "no-such-topic",
-            "-",
-            "Error:",
-            "This",
-            "server",
-            "does",
-            "not",
-            "host",
-            "this",
-            "topic-partition.",
-        ],
+        ["no-such-topic", "-", "Error:", "This", "server", "does", "not", "host", "this",
+         "topic-partition."],
     ]
     assert committed(cluster, "do-g") == {("doa", 1): 1}
 
@@ -528,16 +437,8 @@ def test_reset_to_current_without_commit_takes_log_end(
     cluster: BrokerProcess, reset_topic: str
 ) -> None:
     commit(cluster, "current-half", {(reset_topic, 0): 3})
-    done = ok(
-        cluster,
-        "--reset-offsets",
-        "--group",
-        "current-half",
-        "--topic",
-        reset_topic,
-        "--to-current",
-        "--execute",
-    )
+    done = ok(cluster, "--reset-offsets", "--group", "current-half", "--topic", reset_topic,
+              "--to-current", "--execute")
     assert {int(r[2]): int(r[3]) for r in table(done.stdout, "GROUP ")} == {0: 3, 1: 10}
     assert described_offsets(cluster, "current-half") == {
         (reset_topic, 0): ("3", "10", "7"),

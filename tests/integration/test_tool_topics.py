@@ -55,20 +55,9 @@ def partition_counts(bootstrap: str) -> dict[str, int]:
 
 
 def test_create_prints_created_and_the_topic_exists(bootstrap):
-    result = topics(
-        bootstrap,
-        "--create",
-        "--topic",
-        "orders",
-        "--partitions",
-        "3",
-        "--replication-factor",
-        "1",
-        "--config",
-        "retention.ms=1000",
-        "--config",
-        "cleanup.policy=compact",
-    )
+    result = topics(bootstrap, "--create", "--topic", "orders", "--partitions", "3",
+                    "--replication-factor", "1", "--config", "retention.ms=1000",
+                    "--config", "cleanup.policy=compact")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Created topic orders.\n"
     assert partition_counts(bootstrap)["orders"] == 3
@@ -100,7 +89,8 @@ def test_create_existing_topic_fails_unless_if_not_exists(bootstrap):
     again = topics(bootstrap, "--create", "--topic", "dup", "--partitions", "2")
     assert again.returncode == 1
     assert again.stderr == "franz topics: error: Topic 'dup' already exists.\n"
-    quiet = topics(bootstrap, "--create", "--topic", "dup", "--partitions", "2", "--if-not-exists")
+    quiet = topics(bootstrap, "--create", "--topic", "dup", "--partitions", "2",
+                   "--if-not-exists")
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
     assert partition_counts(bootstrap)["dup"] == 1
 
@@ -109,18 +99,12 @@ def test_create_existing_topic_fails_unless_if_not_exists(bootstrap):
     ("args", "message"),
     [
         (["--partitions", "0"], "The partitions must be greater than 0"),
-        (
-            ["--replication-factor", "0"],
-            "The replication factor must be between 1 and 32767 inclusive",
-        ),
-        (
-            ["--config", "retention.ms"],
-            'Invalid topic config: all configs to be added must be in the format "key=val".',
-        ),
-        (
-            ["--replica-assignment", "0:0"],
-            "Partition replica lists may not contain duplicate entries: 0",
-        ),
+        (["--replication-factor", "0"],
+         "The replication factor must be between 1 and 32767 inclusive"),
+        (["--config", "retention.ms"],
+         'Invalid topic config: all configs to be added must be in the format "key=val".'),
+        (["--replica-assignment", "0:0"],
+         "Partition replica lists may not contain duplicate entries: 0"),
     ],
 )
 def test_create_rejects_bad_values(bootstrap, args, message):
@@ -190,20 +174,15 @@ def test_describe_report_filters(bootstrap):
     for flag in ("--under-replicated-partitions", "--unavailable-partitions"):
         result = topics(bootstrap, "--describe", "--topic", "filtered|strict", flag)
         assert (result.returncode, result.stdout) == (0, ""), flag
-    at_min = topics(
-        bootstrap, "--describe", "--topic", "filtered|strict", "--at-min-isr-partitions"
-    ).stdout.splitlines()
+    at_min = topics(bootstrap, "--describe", "--topic", "filtered|strict",
+                    "--at-min-isr-partitions").stdout.splitlines()
     assert [(fields(x)["Topic"], fields(x)["Partition"]) for x in at_min] == [
-        ("filtered", "0"),
-        ("filtered", "1"),
-    ]
-    under_min = topics(
-        bootstrap, "--describe", "--topic", "filtered|strict", "--under-min-isr-partitions"
-    ).stdout.splitlines()
+        ("filtered", "0"), ("filtered", "1")]
+    under_min = topics(bootstrap, "--describe", "--topic", "filtered|strict",
+                       "--under-min-isr-partitions").stdout.splitlines()
     assert [(fields(x)["Topic"], fields(x)["Partition"]) for x in under_min] == [("strict", "0")]
-    overrides = topics(
-        bootstrap, "--describe", "--topic", "filtered|strict", "--topics-with-overrides"
-    ).stdout.splitlines()
+    overrides = topics(bootstrap, "--describe", "--topic", "filtered|strict",
+                       "--topics-with-overrides").stdout.splitlines()
     assert len(overrides) == 1
     assert fields(overrides[0])["Topic"] == "strict"
     assert fields(overrides[0])["Configs"] == "min.insync.replicas=2"
@@ -221,12 +200,8 @@ def test_alter_adds_partitions(bootstrap):
     missing = topics(bootstrap, "--alter", "--topic", "ghost", "--partitions", "2")
     assert missing.returncode == 1
     assert "Topic 'ghost' does not exist as expected" in missing.stderr
-    assert (
-        topics(
-            bootstrap, "--alter", "--topic", "ghost", "--partitions", "2", "--if-exists"
-        ).returncode
-        == 0
-    )
+    assert topics(bootstrap, "--alter", "--topic", "ghost", "--partitions", "2",
+                  "--if-exists").returncode == 0
 
 
 def test_delete_by_name_and_regex(bootstrap):
@@ -288,11 +263,7 @@ def test_unreachable_broker_is_one_line_error():
 
 
 def test_help_is_the_module_docstring():
-    result = subprocess.run(
-        [sys.executable, "-m", "franz", "topics", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    result = subprocess.run([sys.executable, "-m", "franz", "topics", "--help"],
+                            capture_output=True, text=True, timeout=30)
     assert result.returncode == 0
     assert "kafka-topics.sh" in result.stdout and "--under-replicated-partitions" in result.stdout

@@ -89,9 +89,8 @@ def test_kafka_leader_shrinks_its_isr_through_the_franz_controller(mixed: Mixed)
         assert (shrunk["leader"], shrunk["leader_epoch"]) == (KAFKA_ID, created["leader_epoch"])
         # Kafka took the Franz controller's answer (the new partition epoch is the zk version).
         eventually(
-            lambda: (
-                f"ISR updated to {KAFKA_ID}  and version updated to {version}" in kafka.output()
-            ),
+            lambda: f"ISR updated to {KAFKA_ID}  and version updated to {version}"
+            in kafka.output(),
             30,
             "Kafka's Partition applied the answer",
         )

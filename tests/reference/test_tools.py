@@ -448,7 +448,8 @@ def test_log_dirs(brokers: dict[str, HasBootstrap], delete_topic: str) -> None:
     )  # fmt: skip
     assert_same(unknown)
     assert unknown["kafka", "kafka"].stderr == (
-        "ERROR: The given brokers do not exist from --broker-list: 5. Current existent brokers: 0\n"
+        "ERROR: The given brokers do not exist from --broker-list: 5. Current existent "
+        "brokers: 0\n"
     )
 
 

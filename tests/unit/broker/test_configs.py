@@ -263,10 +263,7 @@ def test_replication_throttle_rates_as_kafka_39_describes_them():
     entries = by_name(describe_broker_configs(config))
     leader = entries["leader.replication.throttled.rate"]
     assert (leader.value, leader.source, leader.read_only, leader.is_sensitive) == (
-        "1000",
-        DYN_BROKER,
-        True,
-        False,
+        "1000", DYN_BROKER, True, False
     )
     assert leader.config_type == config_type_id(ConfigType.LONG)
     assert leader.documentation is None

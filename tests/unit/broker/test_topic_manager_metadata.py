@@ -94,3 +94,4 @@ def test_deleted_topic_leaves_no_partition_state(node: Node) -> None:
     node.topics.create_topic("orders", 1)  # the same name again: new partitions, epoch 0
     state = node.topics.metadata_cache.partition_info("orders", 0)
     assert state is not None and (state.leader, state.leader_epoch) == (0, 0)
+

@@ -199,19 +199,8 @@ def _row(group: str = "g", topic: str = "t", partition: int = 0, **kw: object) -
 
 
 def test_offsets_table_pads_as_kafka() -> None:
-    text = format_offsets(
-        [
-            _row(),
-            _row(
-                partition=1,
-                current_offset=None,
-                lag=None,
-                consumer_id=None,
-                host=None,
-                client_id=None,
-            ),
-        ]
-    )
+    text = format_offsets([_row(), _row(partition=1, current_offset=None, lag=None,
+                                        consumer_id=None, host=None, client_id=None)])
     assert text == (
         "\n"
         "GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG"
@@ -229,11 +218,9 @@ def test_offsets_table_widens_name_columns_to_the_data() -> None:
     lines = format_offsets([_row(topic=long_topic, consumer_id=consumer)]).splitlines()
     header, row = lines[1], lines[2]
     assert header.index("PARTITION") == row.index(" 0 ") + 1 == 16 + len(long_topic) + 1
-    assert (
-        header.index("HOST")
-        == row.index("/127.0.0.1")
-        == header.index("CONSUMER-ID") + len(consumer) + 1
-    )
+    assert header.index("HOST") == row.index("/127.0.0.1") == header.index("CONSUMER-ID") + len(
+        consumer
+    ) + 1
 
 
 def test_members_table_and_verbose_assignment() -> None:
@@ -254,12 +241,7 @@ def test_members_table_shows_group_instance_ids_of_static_members() -> None:
     ]
     lines = format_members(rows, verbose=True).splitlines()
     assert lines[1].split() == [
-        "GROUP",
-        "CONSUMER-ID",
-        "GROUP-INSTANCE-ID",
-        "HOST",
-        "CLIENT-ID",
-        "#PARTITIONS",
+        "GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
         "ASSIGNMENT",
     ]
     assert lines[2].split() == ["g", "c-1", "static-1", "/h", "cl", "0", "-"]
@@ -334,15 +316,8 @@ def _parse(*argv: str) -> argparse.Namespace:
         ["--reset-offsets", "--group", "g", "--topic", "t"],
         ["--reset-offsets", "--group", "g", "--to-earliest"],
         ["--reset-offsets", "--group", "g", "--to-earliest", "--topic", "t", "--all-topics"],
-        [
-            "--reset-offsets",
-            "--group",
-            "g",
-            "--to-earliest",
-            "--all-topics",
-            "--dry-run",
-            "--execute",
-        ],
+        ["--reset-offsets", "--group", "g", "--to-earliest", "--all-topics", "--dry-run",
+         "--execute"],
         ["--reset-offsets", "--group", "g", "--to-earliest", "--to-latest", "--all-topics"],
         ["--delete-offsets", "--group", "g"],
         ["--delete-offsets", "--group", "a", "--group", "b", "--topic", "t"],
@@ -360,18 +335,8 @@ def test_bad_flag_combinations_exit_2(argv: list[str], capsys: pytest.CaptureFix
 
 
 def test_good_flag_combinations() -> None:
-    args = _parse(
-        "--reset-offsets",
-        "--group",
-        "g",
-        "--topic",
-        "t:0,1",
-        "--topic",
-        "u",
-        "--shift-by",
-        "-2",
-        "--execute",
-    )
+    args = _parse("--reset-offsets", "--group", "g", "--topic", "t:0,1", "--topic", "u",
+                  "--shift-by", "-2", "--execute")
     assert args.topic == ["t:0,1", "u"] and args.shift_by == -2 and args.execute
     assert _parse("--list", "--state").state == ""
     assert _parse("--list", "--state", "Stable,Empty").state == "Stable,Empty"

@@ -76,3 +76,4 @@ def test_a_controller_without_the_reassignment_apis_gets_one_line_naming_the_api
         "moving replicas needs ListPartitionReassignments (API 46), which the controller "
         "(broker 0 at 127.0.0.1:9092) does not serve (nothing was changed)"
     )
+

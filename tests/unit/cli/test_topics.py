@@ -47,25 +47,19 @@ def test_partition_line():
         "\tTopic: t\tPartition: 2\tLeader: 1\tReplicas: 1,0\tIsr: 1\tElr: N/A\tLastKnownElr: N/A"
     )
     assert partition_line("t", 0, None, [3], []).split("\t")[3:6] == [
-        "Leader: none",
-        "Replicas: 3",
-        "Isr: ",
-    ]
+        "Leader: none", "Replicas: 3", "Isr: "]
 
 
 def test_configs_header():
     assert configs_header("topics", "t", False) == "Dynamic configs for topic t are:"
     assert configs_header("brokers", "0", True) == "All configs for broker 0 are:"
     assert configs_header("brokers", "", False) == (
-        "Default configs for brokers in the cluster are:"
-    )
+        "Default configs for brokers in the cluster are:")
 
 
 def test_config_line_prints_synonyms_and_null():
     entry = _config(
-        "retention.ms",
-        "1000",
-        "DYNAMIC_TOPIC_CONFIG",
+        "retention.ms", "1000", "DYNAMIC_TOPIC_CONFIG",
         Synonym("retention.ms", "1000", "DYNAMIC_TOPIC_CONFIG"),
         Synonym("log.retention.hours", "168", "DEFAULT_CONFIG"),
     )
@@ -96,11 +90,7 @@ def test_topic_filter_is_kafkas_include_list(raw, topic, allowed):
 def test_select_topics_sorts_and_excludes_internal():
     names = ["b", "__consumer_offsets", "a", "__transaction_state"]
     assert select_topics(names, None, False) == [
-        "__consumer_offsets",
-        "__transaction_state",
-        "a",
-        "b",
-    ]
+        "__consumer_offsets", "__transaction_state", "a", "b"]
     assert select_topics(names, None, True) == ["a", "b"]
     assert select_topics(names, "__.*", True) == []
     assert select_topics(names, "__c.*", False) == ["__consumer_offsets"]
@@ -114,8 +104,7 @@ def test_bad_regex_is_a_tool_error():
 def test_parse_add_config_brackets_and_empty_values():
     assert parse_add_config("k1=v1,k2=[a,b,c],k3=v3") == {"k1": "v1", "k2": "a,b,c", "k3": "v3"}
     assert parse_add_config("ssl.endpoint.identification.algorithm=") == {
-        "ssl.endpoint.identification.algorithm": ""
-    }
+        "ssl.endpoint.identification.algorithm": ""}
     assert parse_add_config(" a = 1 ") == {"a": "1"}
 
 

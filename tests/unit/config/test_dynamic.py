@@ -10,19 +10,10 @@ from franz.config.dynamic import DYNAMIC_BROKER_CONFIGS, dynamic_config_errors, 
 @pytest.mark.parametrize(
     "name",
     [
-        "log.retention.ms",
-        "log.segment.bytes",
-        "message.max.bytes",
-        "log.cleanup.policy",
-        "log.roll.ms",
-        "compression.type",
-        "min.insync.replicas",
-        "log.cleaner.threads",
-        "num.io.threads",
-        "max.connections",
-        "max.connections.per.ip",
-        "producer.id.expiration.ms",
-        "metric.reporters",
+        "log.retention.ms", "log.segment.bytes", "message.max.bytes", "log.cleanup.policy",
+        "log.roll.ms", "compression.type", "min.insync.replicas", "log.cleaner.threads",
+        "num.io.threads", "max.connections", "max.connections.per.ip",
+        "producer.id.expiration.ms", "metric.reporters",
         "listener.name.plaintext.ssl.keystore.location",
         "listener.name.sasl_ssl.plain.sasl.jaas.config",
     ],
@@ -34,16 +25,9 @@ def test_kafkas_dynamic_configs(name):
 @pytest.mark.parametrize(
     "name",
     [
-        "log.retention.hours",
-        "log.retention.minutes",
-        "log.roll.hours",
-        "num.partitions",
-        "broker.id",
-        "log.dirs",
-        "zookeeper.connect",
-        "auto.create.topics.enable",
-        "no.such.config",
-        "listener.name.plaintext.log.retention.hours",
+        "log.retention.hours", "log.retention.minutes", "log.roll.hours", "num.partitions",
+        "broker.id", "log.dirs", "zookeeper.connect", "auto.create.topics.enable",
+        "no.such.config", "listener.name.plaintext.log.retention.hours",
     ],
 )
 def test_static_configs(name):
@@ -57,12 +41,9 @@ def test_no_static_unit_variant_sneaks_in():
 def test_messages_in_kafkas_check_order():
     assert dynamic_config_errors([], per_broker=False) is None
     assert dynamic_config_errors(["log.retention.ms", "max.connections"], per_broker=False) is None
-    assert (
-        dynamic_config_errors(
-            ["num.partitions", "log.retention.ms", "log.retention.hours"], per_broker=True
-        )
-        == "Cannot update these configs dynamically: Set(log.retention.hours, num.partitions)"
-    )
+    assert dynamic_config_errors(
+        ["num.partitions", "log.retention.ms", "log.retention.hours"], per_broker=True
+    ) == "Cannot update these configs dynamically: Set(log.retention.hours, num.partitions)"
     assert dynamic_config_errors(["ssl.keystore.location"], per_broker=True) == (
         "These security configs can be dynamically updated only per-listener using the "
         "listener prefix: Set(ssl.keystore.location)"
@@ -74,9 +55,6 @@ def test_messages_in_kafkas_check_order():
         f"Set({prefixed}, ssl.protocol)"
     )
     # cluster-level listener configs may be defaults, with or without a prefix
-    assert (
-        dynamic_config_errors(
-            ["listener.name.plaintext.max.connections", "num.network.threads"], per_broker=False
-        )
-        is None
-    )
+    assert dynamic_config_errors(
+        ["listener.name.plaintext.max.connections", "num.network.threads"], per_broker=False
+    ) is None
