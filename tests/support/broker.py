@@ -69,7 +69,9 @@ class BrokerProcess:
         args = [sys.executable, "-m", "franz", "broker", "--log-level", self.log_level]
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
-        self._output_offset = self._output_path.stat().st_size if self._output_path.exists() else 0
+        self._output_offset = (
+            self._output_path.stat().st_size if self._output_path.exists() else 0
+        )
         out = self._output_path.open("ab")
         try:
             self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
