@@ -93,6 +93,7 @@ from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import BrokerInfo
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.metrics import BrokerMetrics
+from franz.network.client import KafkaClientConnection
 from franz.network.limits import parse_per_ip_overrides
 from franz.network.sender import SenderConfig
 from franz.network.server import SocketServer, SocketServerConfig
@@ -332,6 +333,9 @@ class Broker:
         self._background: set[asyncio.Task[None]] = set()
         #: SASL listeners and SCRAM credentials (``franz.broker.sasl_service``).
         self.sasl = BrokerSasl(self.listener.name, self.listener.security_protocol, config.get)
+        if self.zookeeper_connect is not None:
+            self.sasl.require_inter_broker(config.get, self.listener.name)
+        KafkaClientConnection.inter_broker_sasl = self.sasl.inter_broker
         self.server = SocketServer(
             SocketServerConfig(
                 host=self.listener.host or "0.0.0.0",

@@ -22,8 +22,16 @@ import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from franz.broker.sasl_gate import SASL_PROTOCOLS, SaslGate, SaslListenerConfig
+from franz.broker.sasl_gate import (
+    SASL_PROTOCOLS,
+    SUPPORTED_MECHANISMS,
+    SaslGate,
+    SaslListenerConfig,
+)
 from franz.broker.scram_admin import UserConfigStore
+from franz.errors import InvalidConfigurationError
+from franz.network.client import SaslClientCredentials
+from franz.security.jaas import parse_jaas_config
 from franz.security.scram_credentials import ScramCredentialCache, scram_configs
 
 if TYPE_CHECKING:
@@ -90,6 +98,30 @@ class ZkUserConfigs:
         return await self._zk.update_entity_configs("users", sanitize(user), update)
 
 
+def inter_broker_credentials(
+    listener_name: str, get: Callable[[str], Any]
+) -> SaslClientCredentials | None:
+    """``sasl.mechanism.inter.broker.protocol`` with the ``username``/``password`` options
+    of the listener's JAAS config for that mechanism
+    (``listener.name.<l>.<mechanism lower>.sasl.jaas.config``), as Kafka's
+    ``SaslChannelBuilder`` takes them for its client side; None when unset (a broker that
+    never connects to another, or GSSAPI, which Franz does not serve: refused at start in
+    cluster mode by ``require_inter_broker``)."""
+    mechanism = str(get("sasl.mechanism.inter.broker.protocol") or "GSSAPI")
+    text = get(f"listener.name.{listener_name.lower()}.{mechanism.lower()}.sasl.jaas.config")
+    if mechanism not in SUPPORTED_MECHANISMS or not text:
+        return None
+    try:
+        options = parse_jaas_config(str(text)).options
+    except ValueError as exc:
+        raise InvalidConfigurationError(
+            f"listener.name.{listener_name.lower()}.{mechanism.lower()}.sasl.jaas.config: {exc}"
+        ) from exc
+    if "username" not in options or "password" not in options:
+        return None
+    return SaslClientCredentials(mechanism, options["username"], options["password"])
+
+
 class BrokerSasl:
     def __init__(
         self, listener_name: str, security_protocol: str, get: Callable[[str], Any]
@@ -105,6 +137,23 @@ class BrokerSasl:
             else None
         )
         self.users: UserConfigStore | None = None
+        #: The broker's own identity towards the other brokers (inter-broker SASL).
+        self.inter_broker: SaslClientCredentials | None = None
+        if security_protocol in SASL_PROTOCOLS:
+            self.inter_broker = inter_broker_credentials(listener_name, get)
+
+
+    def require_inter_broker(self, get: Callable[[str], Any], listener_name: str) -> None:
+        """Cluster mode on a SASL listener: the broker must be able to authenticate to the
+        others (Kafka fails the start the same way when it cannot build its client side)."""
+        if self.gate is not None and self.inter_broker is None:
+            mechanism = get("sasl.mechanism.inter.broker.protocol") or "GSSAPI"
+            raise InvalidConfigurationError(
+                f"sasl.mechanism.inter.broker.protocol={mechanism} on SASL listener "
+                f"{listener_name}: Franz needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 and "
+                f"username/password in listener.name.{listener_name.lower()}."
+                f"{str(mechanism).lower()}.sasl.jaas.config"
+            )
 
     def use_local(self, store: LocalMetadataStore) -> None:
         self.users = LocalUserConfigs(store, self.credentials.update_user)
