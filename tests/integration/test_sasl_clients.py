@@ -260,3 +260,55 @@ def test_kcat_wrong_password_gets_an_authentication_error(
     out = _kcat(broker, mechanism, "wrong", "-L", "-m", "10")
     assert out.returncode != 0
     assert b"Authentication failed" in out.stderr
+
+
+def test_configs_refuses_too_few_iterations_and_deletes(
+    broker: BrokerProcess, tmp_path: Path
+) -> None:
+    config = command_config(tmp_path / "admin.properties")
+    bad = franz_configs(
+        broker.bootstrap,
+        config,
+        "--entity-name",
+        "bob",
+        "--alter",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=100,password=bob-secret]",
+    )
+    assert bad.returncode == 1
+    assert "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-256" in bad.stderr
+    assert "bob-secret" not in bad.stderr
+    made = franz_configs(
+        broker.bootstrap,
+        config,
+        "--entity-name",
+        "bob",
+        "--alter",
+        "--add-config",
+        "SCRAM-SHA-512=[password=bob-secret]",
+    )
+    assert made.returncode == 0, made.stderr
+    gone = franz_configs(
+        broker.bootstrap,
+        config,
+        "--entity-name",
+        "bob",
+        "--alter",
+        "--delete-config",
+        "SCRAM-SHA-512",
+    )
+    assert gone.stdout == "Completed updating config for user bob.\n", gone.stderr
+    described = franz_configs(broker.bootstrap, config, "--describe", "--entity-name", "bob")
+    assert described.returncode == 0 and described.stdout == ""
+    # Deleting it again: RESOURCE_NOT_FOUND from the broker, reported as an error.
+    again = franz_configs(
+        broker.bootstrap,
+        config,
+        "--entity-name",
+        "bob",
+        "--alter",
+        "--delete-config",
+        "SCRAM-SHA-512",
+    )
+    assert again.returncode == 1
+    assert "Attempt to delete a user credential that does not exist" in again.stderr

@@ -71,7 +71,28 @@ def _iterations_and_password(mechanism: str, value: str) -> tuple[int, bytes]:
     return iterations, match.group(2).encode()
 
 
+def check_user_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Kafka's ``ConfigCommandOptions.checkArgs`` for users (usage errors: exit code 2)."""
+    if args.describe:
+        for option in ("add_config", "add_config_file", "delete_config"):
+            if getattr(args, option):
+                parser.error(f"option --{option.replace('_', '-')} requires --alter")
+        return
+    if args.all:
+        parser.error("option --all requires --describe")
+    if args.entity_name is None and not args.entity_default:
+        parser.error("an entity-name or default entity must be specified with --alter of users")
+    if args.add_config_file:
+        parser.error("--add-config-file: SCRAM credentials are given with --add-config")
+    if not (args.add_config or args.delete_config):
+        parser.error(
+            "At least one of --add-config, --add-config-file, or --delete-config must be "
+            "specified with --alter"
+        )
+
+
 def run_users(args: argparse.Namespace) -> int:
+    check_user_args(args._parser, args)
     if args.entity_default:
         raise ToolError(
             "The use of --entity-default or --user-defaults is not allowed with User SCRAM "
@@ -81,8 +102,6 @@ def run_users(args: argparse.Namespace) -> int:
     if args.describe:
         _describe(admin, args)
         return 0
-    if args.entity_name is None:
-        raise ToolError("an entity name must be specified with --alter of users")
     to_add = parse_add_config(args.add_config) if args.add_config else {}
     to_delete = [
         key.strip() for item in args.delete_config or [] for key in item.split(",") if key.strip()
