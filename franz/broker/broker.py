@@ -353,6 +353,7 @@ class Broker:
                 backlog=config.get("socket.listen.backlog.size"),
                 listener_name=self.listener.name,
                 security_protocol=self.listener.security_protocol,
+                unauthenticated_max_request_bytes=config.get("sasl.server.max.receive.size"),
             ),
             Dispatcher(self, self.sasl.gate),
         )

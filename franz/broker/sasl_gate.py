@@ -38,6 +38,11 @@ was wrong) goes to the DEBUG log only; the client gets ``Authentication failed d
 authentication due to invalid credentials with SASL mechanism <m>``, or a
 ``SaslAuthenticationError``'s message (PLAIN's ``Invalid username or password``).
 
+Before authentication a frame may hold at most ``sasl.server.max.receive.size`` bytes (Kafka's
+default 524288; a larger one closes the connection, Kafka's "Failing SASL authentication due to
+invalid receive size"), so an unauthenticated peer cannot make the broker buffer
+``socket.request.max.bytes`` (``KafkaConnection.authenticated`` lifts the bound).
+
 Session lifetime (KIP-368): ``connections.max.reauth.ms`` (0: no limit; per listener and
 mechanism ``listener.name.<l>.<mechanism lower>.connections.max.reauth.ms``) is sent back in
 the SaslAuthenticate that completes; the session expires then, and the first request after
@@ -339,6 +344,7 @@ class SaslGate:
         server = session.server
         assert server is not None and session.mechanism is not None
         connection.principal = KafkaPrincipal(USER_TYPE, server.authorization_id or "")
+        connection.authenticated()
         lifetime_ms = max(0, session.config.max_reauth_ms.get(session.mechanism, 0))
         session.expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms else None
         session.state = SaslState.COMPLETE

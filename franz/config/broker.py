@@ -192,6 +192,13 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
     ),
     ConfigKey(
+        "sasl.server.max.receive.size",
+        _I,
+        524288,
+        "The largest SASL request a connection may send before it authenticated.",
+        at_least(1),
+    ),
+    ConfigKey(
         "connection.failed.authentication.delay.ms",
         _I,
         100,

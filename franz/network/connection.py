@@ -147,6 +147,14 @@ class KafkaConnection(asyncio.Protocol):
         self.security_protocol: str = server.config.security_protocol
         #: SASL listeners: the broker's per-connection authentication state (opaque here).
         self.authenticator: object | None = None
+        bound = server.config.unauthenticated_max_request_bytes
+        if bound is not None and self.security_protocol.startswith("SASL_"):
+            # Until ``authenticated()``: an unauthenticated peer gets a small frame bound.
+            self._decoder.max_frame_size = min(bound, server.config.socket_request_max_bytes)
+
+    def authenticated(self) -> None:
+        """SASL authentication completed: frames up to ``socket.request.max.bytes`` now."""
+        self._decoder.max_frame_size = self._server.config.socket_request_max_bytes
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 

@@ -72,6 +72,9 @@ class SocketServerConfig:
     #: The listener's name and its security protocol (``listener.security.protocol.map``).
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
+    #: SASL listeners: the largest frame read before authentication
+    #: (``sasl.server.max.receive.size``, Kafka's 524288; None: no separate bound).
+    unauthenticated_max_request_bytes: int | None = None
 
 
 class SocketServer:

@@ -496,3 +496,15 @@ def test_thousand_failed_logins_while_another_client_works(broker: BrokerProcess
         consumer.close()
     assert seen == set(produced)
     _assert_serves(broker)
+
+
+def test_large_frames_wait_for_authentication(broker: BrokerProcess) -> None:
+    """sasl.server.max.receive.size (524288) bounds frames before authentication only."""
+    with WireClient.connect(broker.bootstrap) as client:
+        client.send_bytes((600_000).to_bytes(4, "big") + b"\x00" * 1000)
+        assert client.wait_closed(10)
+        assert client.pending == b""
+    topic = f"big-{uuid.uuid4().hex[:8]}"
+    producer = Producer(librdkafka_config(broker.bootstrap, "PLAIN", "alice", "alice-secret"))
+    producer.produce(topic, b"x" * 700_000)
+    assert producer.flush(30) == 0
