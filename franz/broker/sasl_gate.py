@@ -88,6 +88,7 @@ log = logging.getLogger(__name__)
 SASL_PROTOCOLS: Final = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
 SUPPORTED_MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _SIZE: Final = struct.Struct(">i")
+_SASL_HANDSHAKE_KEY: Final = ApiKey.SASL_HANDSHAKE.to_bytes(2, "big")
 
 
 class _Pass:
@@ -204,6 +205,12 @@ class SaslGate:
             return None
         if state is SaslState.RAW_TOKENS:
             return self._raw_token(connection, session, bytes(frame))
+        if (
+            state is SaslState.COMPLETE
+            and session.expires_at is None
+            and frame[:2] != _SASL_HANDSHAKE_KEY
+        ):
+            return PASS  # the hot path: one comparison per request once authenticated
         try:
             header = parse_request_header(frame)
         except InvalidRequestError as exc:
