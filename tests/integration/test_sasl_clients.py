@@ -25,8 +25,16 @@ from tests.integration.sasl_support import (
     sasl_broker,
 )
 from tests.support.broker import BrokerProcess
+from tests.support.leaks import KAFKA_PYTHON_SOCKET_FILTERS, release_kafka_python_sockets
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), KAFKA_PYTHON_SOCKET_FILTERS]
+
+
+@pytest.fixture(autouse=True)
+def _release_leaked_sockets() -> Iterator[None]:
+    """kafka-python 3 keeps the sockets of its failed logins (``tests.support.leaks``)."""
+    yield
+    release_kafka_python_sockets()
 
 
 @pytest.fixture(scope="module")
