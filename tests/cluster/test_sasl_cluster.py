@@ -196,3 +196,34 @@ def test_replicated_topic_over_sasl_between_brokers(
     assert seen == set(range(300))
     for broker in brokers.values():
         assert "SASL authentication with" not in broker.output()
+
+
+def test_user_names_are_sanitized_in_zookeeper_as_kafka(
+    sasl_cluster: tuple[dict[int, BrokerProcess], KazooClient], tmp_path: Path
+) -> None:
+    """Kafka's ``Sanitizer``: ``/config/users/<URL-encoded name>``; describe and login use
+    the real name."""
+    brokers, kazoo = sasl_cluster
+    config = command_config(tmp_path / "admin.properties")
+    user = "dev ops@example.com"
+    done = franz_configs(
+        brokers[3].bootstrap,
+        config,
+        "--entity-name",
+        user,
+        "--alter",
+        "--add-config",
+        "SCRAM-SHA-256=[password=dev-secret]",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "dev%20ops%40example.com" in kazoo.get_children("/config/users")
+    eventually(
+        lambda: _scram_login(brokers[1].bootstrap, "dev ops@example.com", "dev-secret") == 0,
+        30,
+        "the sanitized user authenticates on broker 1",
+    )
+    listed = franz_configs(brokers[2].bootstrap, config, "--describe")
+    assert (
+        f"SCRAM credential configs for user-principal '{user}' are "
+        "SCRAM-SHA-256=iterations=4096"
+    ) in listed.stdout.splitlines(), listed.stdout
