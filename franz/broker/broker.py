@@ -62,6 +62,7 @@ from franz.broker.handlers import alter_partition as alter_partition_handler
 from franz.broker.listeners import BrokerListeners
 from franz.broker.offsets_log import OffsetsTopicLog
 from franz.broker.producer_ids import ProducerIdGenerator, ProducerIdManager, ZkProducerIdManager
+from franz.broker.sasl_service import BrokerSasl
 from franz.broker.topic_manager import TopicManager
 from franz.broker.txn_log import TransactionTopicLog
 from franz.broker.txn_marker_channel import TxnMarkerChannel
@@ -96,7 +97,8 @@ from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import BrokerInfo
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.metrics import BrokerMetrics
-from franz.network.listeners import Listener, parse_listener
+from franz.network.client import KafkaClientConnection
+from franz.network.listeners import Listener, ListenerConfig, parse_listener
 from franz.network.sender import SenderConfig
 from franz.protocol.api_keys import ApiKey
 from franz.protocol.kafka_uuid import uuid_to_str
@@ -126,10 +128,21 @@ class Broker:
         self.clock = clock or SystemClock()
         self.broker_id = config.broker_id
         self.rack: str | None = config.get("broker.rack")
+        #: SASL listeners and SCRAM credentials (``franz.broker.sasl_service``), before the
+        #: listeners: their dispatcher holds its authentication gate.
+        listener_config = ListenerConfig.from_config(config.get, config.is_set)
+        self.sasl = BrokerSasl(
+            [(e.name, e.security_protocol) for e in listener_config.listeners],
+            listener_config.inter_broker_listener,
+            config.get,
+        )
+        if config.get("zookeeper.connect"):
+            self.sasl.require_inter_broker(config.get)
+        KafkaClientConnection.inter_broker_sasl = self.sasl.inter_broker
         #: Every listener's socket server (``franz.broker.listeners``); checked first, so a
         #: bad listener or TLS config stops the start before anything is opened.
         self.listeners = BrokerListeners(
-            config, Dispatcher(self), _queued_max_request_bytes(config)
+            config, Dispatcher(self, self.sasl.gate), _queued_max_request_bytes(config)
         )
         self.listener = self.listeners.config.listeners[0]
         self.server = self.listeners.first
@@ -142,6 +155,7 @@ class Broker:
         log_dirs = config.log_dirs
         self.zookeeper_connect: str | None = config.get("zookeeper.connect") or None
         local_store = LocalMetadataStore(log_dirs[0])
+        self._local_store = local_store
         self.mirror: TopicMirrorStore | None = None
         self.store: MetadataStore = local_store
         if self.zookeeper_connect is not None:
@@ -293,8 +307,9 @@ class Broker:
         )
         # KIP-890: leaders verify transactional appends with the coordinators.
         self.txn_verifier = AddPartitionsToTxnManager(
-            lambda: self, lambda: self.config.get("inter.broker.listener.name") or "PLAINTEXT"
+            lambda: self, lambda: self.inter_broker_listener
         )
+        self.txn_verifier.ssl_context = self.inter_broker_ssl_context
         self._last_offsets_expiry_ms = self.clock.wall_ms()
         self._background: set[asyncio.Task[None]] = set()
         #: Kafka's replication metrics, on ``metrics.listener`` (``franz.metrics``).
@@ -362,11 +377,14 @@ class Broker:
         admin.on_topic_configs = on_topic_configs
         admin.on_broker_configs = self.dynamic_config.apply_entity
         admin.on_client_quota_change = self.client_quotas.on_change
+        admin.on_user_configs = self.sasl.on_user_configs
         await admin.refresh()
         await admin.watch_config_changes()
         await self.client_quotas.load()
         if self.authorizer is not None:
             await attach_zookeeper(self.authorizer, self.zk.zk)
+        self.sasl.use_zookeeper(self.zk)
+        await self.sasl.load()
         await self.dynamic_config.fetch()
 
     async def _register_and_elect(self) -> None:
@@ -545,6 +563,8 @@ class Broker:
         self.dynamic_config.load()
         if self.zk is None:
             await self.client_quotas.load()
+            self.sasl.use_local(self._local_store)
+            await self.sasl.load()
         try:
             self.log_manager.startup()
         except BaseException:

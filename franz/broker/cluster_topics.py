@@ -133,6 +133,8 @@ class ClusterTopicAdmin:
         #: Re-reads a client quota entity (``users/...``, ``clients/...``) named by a change
         #: notification (set by the broker: ``franz.broker.client_quotas``).
         self.on_client_quota_change: Callable[[str], Awaitable[None]] | None = None
+        #: Applies a user entity's new configs (SCRAM credentials; set by the broker).
+        self.on_user_configs: Callable[[str, dict[str, str]], None] | None = None
         self.broker_id = broker_id
         self._last_change = ""
         #: ``CHANGE_EXPIRATION_MS``, an attribute so a test can shorten it.
@@ -186,9 +188,12 @@ class ClusterTopicAdmin:
             if kind == "brokers":
                 await self._process_broker_change(entity)
                 continue
-            if kind in ("users", "clients"):
-                if self.on_client_quota_change is not None:
-                    await self.on_client_quota_change(entity_path)
+            if kind in ("users", "clients") and self.on_client_quota_change is not None:
+                await self.on_client_quota_change(entity_path)
+            if kind == "users":  # SCRAM credentials too
+                if self.on_user_configs is not None:
+                    configs = await self.zk.get_entity_configs("users", entity)
+                    self.on_user_configs(entity, configs)
                 continue
             if kind != "topics":
                 continue

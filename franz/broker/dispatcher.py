@@ -52,6 +52,7 @@ from franz.broker.context import RawBody, RequestContext
 from franz.broker.handlers import HANDLERS
 from franz.broker.handlers.api_versions import advertised_api_keys
 from franz.broker.refusals import RefusalLog
+from franz.broker.sasl_gate import PASS, SASL_PROTOCOLS, SaslGate
 from franz.errors import ErrorCode, InvalidRequestError
 from franz.network.connection import CloseConnection, KafkaConnection, Response
 from franz.protocol.api_keys import INTER_BROKER_APIS, SUPPORTED_APIS, ApiKey
@@ -110,9 +111,11 @@ def unsupported_api_versions_body(*, zk_mode: bool = False) -> bytes:
 class Dispatcher:
     """The ``RequestHandler`` the network layer calls for every frame."""
 
-    def __init__(self, services: BrokerServices) -> None:
+    def __init__(self, services: BrokerServices, sasl_gate: SaslGate | None = None) -> None:
         self.services = services
         self.refusals = RefusalLog()
+        #: SASL listeners' authentication (``franz.broker.sasl_gate``), ahead of everything.
+        self.sasl_gate = sasl_gate
 
     def _refused(
         self, connection: KafkaConnection, header: RequestHeader, kind: str, reason: str
@@ -123,6 +126,10 @@ class Dispatcher:
     def handle(
         self, connection: KafkaConnection, frame: bytes | bytearray
     ) -> Response | Awaitable[Response | None] | None:
+        if self.sasl_gate is not None and connection.security_protocol in SASL_PROTOCOLS:
+            gated = self.sasl_gate.check(connection, frame)
+            if gated is not PASS:
+                return gated  # type: ignore[return-value]
         try:
             header = parse_request_header(frame)
         except InvalidRequestError as exc:

@@ -5,7 +5,7 @@
 ``inter.broker.listener.name`` / ``security.inter.broker.protocol`` are read and checked by
 ``franz.network.listeners.ListenerConfig``. SSL and SASL_SSL listeners get a TLS context
 from their ``ssl.*`` keys (``listener.name.<name>.ssl.*`` first: ``franz.security.tls``);
-SASL listeners are accepted here, authentication being the SASL layer's business (each
+SASL listeners authenticate in the dispatcher's gate (``franz.broker.sasl_gate``; each
 connection carries its ``security_protocol``).
 
 Every server shares one ``ConnectionQuotas`` (``max.connections`` and
@@ -50,15 +50,6 @@ class BrokerListeners:
         self.servers: dict[str, SocketServer] = {}
         siblings: list[SocketServer] = []
         for listener in self.config.listeners:
-            if listener.security_protocol.startswith("SASL_"):
-                # Until SaslHandshake/SaslAuthenticate are served (issue 20, part 3), say
-                # plainly that this listener authenticates no one.
-                log.warning(
-                    "listener %s is %s: SASL authentication is not served by this build; "
-                    "its clients are not authenticated",
-                    listener.name,
-                    listener.security_protocol,
-                )
             ssl_context = mapper = None
             if listener.is_ssl:
                 settings = TlsSettings(config.get, listener.name)
@@ -78,6 +69,7 @@ class BrokerListeners:
                     backlog=config.get("socket.listen.backlog.size"),
                     listener_name=listener.name,
                     security_protocol=listener.security_protocol,
+                    unauthenticated_max_request_bytes=config.get("sasl.server.max.receive.size"),
                 ),
                 handler,
                 ssl_context=ssl_context,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from franz.broker.fetch_session import FetchSessionCache
     from franz.broker.offsets_log import OffsetsTopicLog
     from franz.broker.producer_ids import ProducerIdGenerator
+    from franz.broker.sasl_service import BrokerSasl
     from franz.broker.topic_manager import TopicManager
     from franz.broker.txn_log import TransactionTopicLog
     from franz.broker.txn_verification import AddPartitionsToTxnManager
@@ -66,6 +67,11 @@ class BrokerServices(Protocol):
     def controller(self) -> Controller | None:
         """The controller this broker hosts (cluster mode; it acts only while this broker
         holds ``/controller``): ControlledShutdown is handed to it."""
+        ...
+
+    @property
+    def sasl(self) -> BrokerSasl:
+        """SASL listeners and the SCRAM credentials (``franz.broker.sasl_service``)."""
         ...
 
     @property

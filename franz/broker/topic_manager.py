@@ -147,7 +147,11 @@ class TopicManager:
         self.controller: LocalController | None = None
         if isinstance(store, LocalMetadataStore):
             self.controller = LocalController(
-                store, broker_id, self._deliver, rack=config.get("broker.rack")
+                store,
+                broker_id,
+                self._deliver,
+                rack=config.get("broker.rack"),
+                listener=_listener_name(config.get("listeners")),
             )
 
     def attach_cluster(self, cluster: ClusterTopicAdmin) -> None:
@@ -632,3 +636,10 @@ class _InProcess:
 def _storage_failure(failed: Iterable[tuple[str, int]]) -> str:
     names = ", ".join(f"{t}-{p}" for t, p in sorted(failed))
     return f"cannot create the log of {names}: its log dir is offline"
+
+
+def _listener_name(listeners: list[str]) -> str:
+    """The name of the (one) listener: the embedded controller announces this broker's
+    endpoint under it, so Metadata on that listener finds it."""
+    first = listeners[0] if listeners else ""
+    return first.split("://", 1)[0].upper() if "://" in first else "PLAINTEXT"

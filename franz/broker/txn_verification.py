@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -117,6 +118,8 @@ class AddPartitionsToTxnManager:
         #: The sender of each broker with a request in flight (one at a time).
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._connections: dict[int, KafkaClientConnection] = {}
+        #: The inter-broker listener's TLS client context (None: PLAINTEXT or SASL_PLAINTEXT).
+        self.ssl_context: ssl.SSLContext | None = None
 
     # -- the leader's side (ReplicaManager) ----------------------------------------------
 
@@ -299,6 +302,7 @@ class AddPartitionsToTxnManager:
             handshake=True,
             client_id=f"broker-{self._services().broker_id}-add-partitions-to-txn-sender",
             request_timeout=self._timeout,
+            ssl=self.ssl_context,
         )
         self._connections[node.id] = connection
         return connection

@@ -164,6 +164,47 @@ _OWN_KEYS: tuple[ConfigKey, ...] = (
         "The listener brokers and the controller use between them (default: PLAINTEXT).",
     ),
     ConfigKey("listeners", _LIST, ["PLAINTEXT://127.0.0.1:9092"], "Listener URIs."),
+    # SASL (issue 20), Kafka's keys and defaults.
+    ConfigKey(
+        "listener.security.protocol.map",
+        _S,
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+        "Listener names to security protocols.",
+    ),
+    ConfigKey(
+        "sasl.enabled.mechanisms",
+        _LIST,
+        ["GSSAPI"],
+        "The SASL mechanisms a SASL listener accepts (Franz: PLAIN, SCRAM-SHA-256, "
+        "SCRAM-SHA-512).",
+    ),
+    ConfigKey(
+        "sasl.mechanism.inter.broker.protocol",
+        _S,
+        "GSSAPI",
+        "The SASL mechanism brokers use between them.",
+    ),
+    ConfigKey(
+        "connections.max.reauth.ms",
+        _L,
+        0,
+        "SASL session lifetime before re-authentication is required (KIP-368; 0: none).",
+        at_least(0),
+    ),
+    ConfigKey(
+        "sasl.server.max.receive.size",
+        _I,
+        524288,
+        "The largest SASL request a connection may send before it authenticated.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "connection.failed.authentication.delay.ms",
+        _I,
+        100,
+        "How long a failed authentication's response and close are delayed.",
+        at_least(0),
+    ),
     ConfigKey(
         "advertised.listeners",
         _LIST,

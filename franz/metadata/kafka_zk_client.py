@@ -381,6 +381,50 @@ class KafkaZkClient:
             makepath=True,
         )
 
+    async def all_entity_configs(self, entity_type: str) -> dict[str, dict[str, str]]:
+        """Every ``/config/<type>/<name>`` (names as stored: sanitized)."""
+        try:
+            names = await self.zk.get_children(f"/config/{entity_type}")
+        except NoNodeZkError:
+            return {}
+        out: dict[str, dict[str, str]] = {}
+        for name in names:
+            configs = await self.get_entity_configs(entity_type, name)
+            if configs:
+                out[name] = configs
+        return out
+
+    async def update_entity_configs(
+        self,
+        entity_type: str,
+        entity: str,
+        update: Callable[[dict[str, str]], dict[str, str]],
+    ) -> dict[str, str]:
+        """Read-modify-write ``/config/<type>/<name>`` conditionally on the znode version
+        (retried when another writer got there first: the i-quotas keys and the SCRAM keys
+        of a user live in the same znode), then the ``/config/changes`` notification."""
+        path = ConfigEntityZNode.path(entity_type, entity)
+        while True:
+            found = await self.zk.get_or_none(path)
+            current = {} if found is None else ConfigEntityZNode.decode(path, found[0])
+            configs = update(dict(current))
+            data = ConfigEntityZNode.encode(configs)
+            try:
+                if found is None:
+                    await self.zk.create(path, data, makepath=True)
+                else:
+                    await self.zk.set(path, data, found[1].version)
+            except (BadVersionError, NodeExistsZkError):
+                continue
+            break
+        await self.zk.create(
+            ConfigEntityChangeNotificationSequenceZNode.create_path,
+            ConfigEntityChangeNotificationSequenceZNode.encode(f"{entity_type}/{entity}"),
+            sequence=True,
+            makepath=True,
+        )
+        return configs
+
     # ------------------------------------------------------------------ watches
     def watch_children(self, path: str, callback: Callable[[list[str]], None]) -> None:
         self.zk.watch_children(path, callback)

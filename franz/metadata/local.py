@@ -22,7 +22,9 @@ with its configs as Kafka's ``/config/users`` and ``/config/clients`` znodes hol
 Topic ids use Kafka's base64url text form. ``broker_configs`` holds the dynamic broker
 configs by entity exactly as Kafka's ``/config/brokers/<entity>`` znodes hold them
 (``<default>`` for the cluster-wide defaults, else a broker id; a file without the key has
-none). The ZooKeeper store keeps the same records in
+none). ``entity_configs`` holds the other dynamic config entities by type and name as Kafka's
+``/config/<type>/<name>`` znodes (``{"users": {"alice": {"SCRAM-SHA-256": "salt=..."}}}``:
+SCRAM credentials, never passwords; optional). The ZooKeeper store keeps the same records in
 Kafka's znodes; both satisfy ``MetadataStore``.
 
 The embedded controller's state (``franz.controller.shell.local``) is here too, as Kafka's
@@ -108,6 +110,7 @@ class LocalMetadataStore:
         #: ``/config/users`` and ``/config/clients`` znodes, ``franz.metadata.client_quota_store``).
         self._client_quotas: dict[str, dict[str, str]] = {}
         self._acl_nodes: dict[str, bytes] = {}
+        self._entity_configs: dict[str, dict[str, dict[str, str]]] = {}
 
     def load(self) -> None:
         try:
@@ -121,6 +124,7 @@ class LocalMetadataStore:
             self._partition_states = {}
             self._client_quotas = {}
             self._acl_nodes = {}
+            self._entity_configs = {}
             return
         if data.get("version") != _VERSION:
             raise ValueError(f"{self.path}: unsupported metadata version {data.get('version')}")
@@ -141,6 +145,13 @@ class LocalMetadataStore:
         self._client_quotas = {
             str(path): {str(k): str(v) for k, v in configs.items()}
             for path, configs in data.get("client_quotas", {}).items()
+        }
+        self._entity_configs = {
+            str(kind): {
+                str(name): {str(k): str(v) for k, v in configs.items()}
+                for name, configs in entities.items()
+            }
+            for kind, entities in data.get("entity_configs", {}).items()
         }
         self._lines = {name: _topic_line(record) for name, record in self._topics.items()}
         self._controller_epoch = int(data.get("controller_epoch", 0))
@@ -210,6 +221,8 @@ class LocalMetadataStore:
             fields["client_quotas"] = self._client_quotas
         if controller_epoch:
             fields["controller_epoch"] = controller_epoch
+        if self._entity_configs:
+            fields["entity_configs"] = self._entity_configs
         if partition_states:
             fields["partition_states"] = {
                 name: {str(p): _encode_state(s) for p, s in sorted(parts.items())}
@@ -282,6 +295,27 @@ class LocalMetadataStore:
             self._commit(self._topics, self._next_producer_id)
         except BaseException:
             self._client_quotas = previous
+    def entity_configs(self, entity_type: str, name: str) -> dict[str, str]:
+        """``/config/<entity_type>/<name>``'s configs (``users``, ``clients``); empty when none."""
+        return dict(self._entity_configs.get(entity_type, {}).get(name, {}))
+
+    def all_entity_configs(self, entity_type: str) -> dict[str, dict[str, str]]:
+        return {n: dict(c) for n, c in self._entity_configs.get(entity_type, {}).items()}
+
+    def set_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
+        """Replace one entity's configs (empty: remove it); durable when it returns."""
+        before = self._entity_configs
+        entities = {n: c for n, c in before.get(entity_type, {}).items() if n != name}
+        if configs:
+            entities[name] = dict(configs)
+        changed = {k: v for k, v in before.items() if k != entity_type}
+        if entities:
+            changed[entity_type] = entities
+        self._entity_configs = changed
+        try:
+            self._commit(self._topics, self._next_producer_id)
+        except BaseException:
+            self._entity_configs = before
             raise
 
     def allocate_producer_ids(self, count: int) -> int:

@@ -30,15 +30,25 @@ Rules this file keeps (Kafka's ``NetworkClient`` and ``Selector`` are the model)
   is a ``ClientConnectionError`` like any other connect failure.
 * **Failures are exceptions** of ``ClientConnectionError``: the caller (``BrokerSender``)
   decides to reconnect and retry. Error codes inside responses are not looked at here.
+* **SASL** (issue 20): when the broker's inter-broker listener is SASL
+  (``sasl.mechanism.inter.broker.protocol``, the listener's JAAS ``username``/``password``),
+  ``KafkaClientConnection.inter_broker_sasl`` is set once at start and every connection
+  authenticates after connecting (SaslHandshake v1, SaslAuthenticate v2: PLAIN or SCRAM, the
+  server signature checked), before any other request. Every outbound connection of a broker
+  goes to another broker's inter-broker listener, hence one process-wide setting. A refusal
+  is a ``ClientConnectionError`` like any failed connect.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import logging
+import secrets
 import socket
 import ssl as _ssl
+from dataclasses import dataclass
 from typing import Any, Final
 
 from franz import __version__
@@ -55,6 +65,7 @@ from franz.protocol.client import (
 from franz.protocol.fetch_response import FetchResponseData, decode_fetch_response
 from franz.protocol.framing import FramingError
 from franz.protocol.messages import request_type
+from franz.security.scram import ScramMechanism, client_final_message
 
 __all__ = [
     "ClientConnectionError",
@@ -62,6 +73,7 @@ __all__ = [
     "ConnectionClosedError",
     "KafkaClientConnection",
     "RequestTimeoutError",
+    "SaslClientCredentials",
     "UnsupportedApiVersionError",
 ]
 
@@ -99,8 +111,23 @@ class UnsupportedApiVersionError(FranzError):
     """The broker and Franz share no version of an API (Kafka's UnsupportedVersionException)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SaslClientCredentials:
+    """The broker's own SASL identity towards other brokers."""
+
+    mechanism: str
+    username: str
+    password: str
+
+    def __repr__(self) -> str:
+        return f"SaslClientCredentials({self.mechanism}, {self.username})"
+
+
 class KafkaClientConnection(asyncio.Protocol):
     """One TCP connection to one broker (module docstring). Create with ``connect``."""
+
+    #: Set by the broker when its inter-broker listener is SASL (module docstring).
+    inter_broker_sasl: SaslClientCredentials | None = None
 
     def __init__(
         self,
@@ -156,6 +183,8 @@ class KafkaClientConnection(asyncio.Protocol):
                     )
                 if handshake:
                     await connection._handshake()
+                if cls.inter_broker_sasl is not None:
+                    await connection._sasl_authenticate(cls.inter_broker_sasl)
         except TimeoutError:
             connection.close("connect timeout")
             raise ConnectTimeoutError(
@@ -201,6 +230,40 @@ class KafkaClientConnection(asyncio.Protocol):
                 int(k.api_key): (int(k.min_version), int(k.max_version)) for k in decoded.api_keys
             }
             return
+
+    async def _sasl_authenticate(self, creds: SaslClientCredentials) -> None:
+        """SaslHandshake v1 then SaslAuthenticate v2 tokens (module docstring)."""
+        handshake = request_type(ApiKey.SASL_HANDSHAKE, 1)(mechanism=creds.mechanism)
+        response = await self.send_raw(ApiKey.SASL_HANDSHAKE, 1, encode_body(handshake))
+        decoded = decode_body(ApiKey.SASL_HANDSHAKE, 1, response.body)
+        if decoded.error_code:
+            raise ClientConnectionError(
+                f"{self.address} refused SASL mechanism {creds.mechanism} "
+                f"(error {decoded.error_code}; enabled: {', '.join(decoded.mechanisms)})"
+            )
+        if creds.mechanism == "PLAIN":
+            await self._sasl_token(f"\0{creds.username}\0{creds.password}".encode())
+            return
+        mechanism = ScramMechanism.for_name(creds.mechanism)
+        if mechanism is None:
+            raise ClientConnectionError(f"SASL mechanism {creds.mechanism} is not supported")
+        name = creds.username.replace("=", "=3D").replace(",", "=2C")
+        bare = f"n={name},r={secrets.token_urlsafe(24)}"
+        server_first = (await self._sasl_token(f"n,,{bare}".encode())).decode()
+        final, signature = client_final_message(mechanism, creds.password, bare, server_first)
+        server_final = await self._sasl_token(final.encode())
+        if server_final != b"v=" + base64.b64encode(signature):
+            raise ClientConnectionError(f"{self.address} sent an invalid SCRAM server signature")
+
+    async def _sasl_token(self, token: bytes) -> bytes:
+        request = request_type(ApiKey.SASL_AUTHENTICATE, 2)(auth_bytes=token)
+        response = await self.send_raw(ApiKey.SASL_AUTHENTICATE, 2, encode_body(request))
+        decoded = decode_body(ApiKey.SASL_AUTHENTICATE, 2, response.body)
+        if decoded.error_code:
+            raise ClientConnectionError(
+                f"SASL authentication with {self.address} failed: {decoded.error_message}"
+            )
+        return bytes(decoded.auth_bytes)
 
     def version_for(self, api_key: int, client_max: int, client_min: int = 0) -> int:
         """The version of ``api_key`` to send: the highest both sides support, at most

@@ -174,6 +174,16 @@ class KafkaConnection(asyncio.Protocol):
         self._throttle_timer: asyncio.TimerHandle | None = None
         self._throttle_until = 0.0
         self._held: collections.deque[bytes | bytearray] = collections.deque()
+        #: SASL listeners: the broker's per-connection authentication state (opaque here).
+        self.authenticator: object | None = None
+        bound = server.config.unauthenticated_max_request_bytes
+        if bound is not None and self.security_protocol.startswith("SASL_"):
+            # Until ``authenticated()``: an unauthenticated peer gets a small frame bound.
+            self._decoder.max_frame_size = min(bound, server.config.socket_request_max_bytes)
+
+    def authenticated(self) -> None:
+        """SASL authentication completed: frames up to ``socket.request.max.bytes`` now."""
+        self._decoder.max_frame_size = self._server.config.socket_request_max_bytes
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 

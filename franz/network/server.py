@@ -82,9 +82,12 @@ class SocketServerConfig:
     backlog: int = 50
     #: How long shutdown waits for in-flight requests.
     shutdown_timeout_s: float = 10.0
-    #: The listener's name and security protocol (``listener.security.protocol.map``).
+    #: The listener's name and its security protocol (``listener.security.protocol.map``).
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
+    #: SASL listeners: the largest frame read before authentication
+    #: (``sasl.server.max.receive.size``, Kafka's 524288; None: no separate bound).
+    unauthenticated_max_request_bytes: int | None = None
 
 
 class SocketServer:

@@ -79,7 +79,11 @@ class ApiKey(enum.IntEnum):
     OFFSET_DELETE = 47
     DESCRIBE_CLIENT_QUOTAS = 48
     ALTER_CLIENT_QUOTAS = 49
+    SASL_AUTHENTICATE = 36
     ALTER_PARTITION = 56
+    # SASL (issue 20): the SCRAM credential admin APIs (KIP-554).
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     # Transactions (issue 19): the transaction coordinator's admin APIs (KIP-664).
@@ -167,6 +171,12 @@ SUPPORTED_APIS: Final[dict[ApiKey, ApiSupport]] = {
     ApiKey.DESCRIBE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
     ApiKey.CREATE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
     ApiKey.DELETE_ACLS: ApiSupport(0, 1, 3, 2, legacy_from=0),
+    # SASL (issue 20): the handshake and the tokens (KIP-43, KIP-152, KIP-368), and the
+    # SCRAM credential APIs (KIP-554), as Kafka 3.9.
+    ApiKey.SASL_HANDSHAKE: ApiSupport(0, 0, 1, -1),
+    ApiKey.SASL_AUTHENTICATE: ApiSupport(0, 0, 2, 2),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiSupport(0, 0, 0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiSupport(0, 0, 0, 0),
 }
 
 

@@ -45,6 +45,16 @@ class FrameDecoder:
         self._frame_size = -1  # its announced size
 
     @property
+    def max_frame_size(self) -> int:
+        return self._max_frame_size
+
+    @max_frame_size.setter
+    def max_frame_size(self, value: int) -> None:
+        """A new bound for the frames whose size is read from now on (SASL listeners raise
+        it from ``sasl.server.max.receive.size`` once the connection authenticated)."""
+        self._max_frame_size = value
+
+    @property
     def buffered(self) -> int:
         """Bytes received and not yet returned as frames."""
         frame = self._frame

@@ -176,6 +176,8 @@ def test_command_config(bootstrap, tmp_path: Path):
         ["--entity-type", "topics", "--entity-name", "t"],
         ["--entity-type", "topics", "--entity-name", "t", "--describe", "--alter"],
         ["--entity-type", "nonsense", "--describe"],
+        ["--entity-type", "users", "--alter", "--add-config", "SCRAM-SHA-256=[password=x]"],
+        ["--entity-type", "users", "--entity-name", "u", "--describe", "--add-config", "a=b"],
         ["--entity-type", "topics", "--entity-default", "--describe"],
         ["--entity-type", "brokers", "--entity-name", "x", "--describe"],
         ["--entity-type", "topics", "--entity-name", "t", "--describe", "--add-config", "a=b"],

@@ -26,6 +26,7 @@ librdkafka cannot address that resource (name ``""``), so the request goes on th
 from __future__ import annotations
 
 import argparse
+import sys
 
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
@@ -49,7 +50,7 @@ from franz.admin.topics import (
     describe_resource_configs,
     parse_add_config,
 )
-from franz.cli.tools import quota_configs
+from franz.cli.tools import quota_configs, user_scram_configs
 from franz.cli.tools.quota_configs import QUOTA_ENTITY_TYPES, EntityAction
 
 __all__ = ["add_arguments", "run"]
@@ -146,9 +147,44 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         )
 
 
+def _run_users_and_clients(args: argparse.Namespace) -> int:
+    """Users and clients (Kafka's ``ConfigCommand`` for ``ConfigType.USER``/``CLIENT``): quota
+    configs (``franz.cli.tools.quota_configs``) and, for users alone, SCRAM credentials
+    (``franz.cli.tools.user_scram_configs``). ``--describe`` of users without
+    ``--entity-default`` prints both, as Kafka's
+    ``describeClientQuotaAndUserScramCredentialConfigs``. An ``--alter`` names SCRAM
+    credentials or quota configs; both in one command is refused (Franz's: Kafka sends the two
+    alterations one after the other)."""
+    types, names = quota_configs.entity_types_and_names(args)
+    users_only = types == ["users"]
+    if users_only and not args.describe:
+        keys = user_scram_configs.config_keys(args)
+        scram = [k for k in keys if user_scram_configs.is_scram_key(k)]
+        if scram and len(scram) < len(keys):
+            raise ToolError(
+                "SCRAM credentials and quota configs cannot be altered in one command: "
+                "give them in two"
+            )
+        if scram:
+            return user_scram_configs.run_users(args)
+    scram_too = args.describe and users_only and "" not in names
+    if scram_too and quota_configs.plaintext_only(args) is not None:
+        # Over TLS or SASL only the SCRAM credentials (librdkafka's) can be described.
+        print(
+            "Quota configs not described: franz configs sends them over PLAINTEXT only",
+            file=sys.stderr,
+        )
+        user_scram_configs.describe_users(args)
+        return 0
+    code = quota_configs.run(args)
+    if scram_too:
+        user_scram_configs.describe_users(args)
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
     if quota_configs.handles(args):
-        return quota_configs.run(args)
+        return _run_users_and_clients(args)
     check_args(args._parser, args)
     admin = make_admin(args)
     metadata = check_reachable(admin, args)

@@ -44,7 +44,7 @@ from franz.admin.options import ToolError, client_config
 from franz.admin.topics import parse_add_config
 from franz.security.client_quota import java_double
 
-__all__ = ["QUOTA_ENTITY_TYPES", "EntityAction", "handles", "run"]
+__all__ = ["QUOTA_ENTITY_TYPES", "EntityAction", "entity_types_and_names", "handles", "run"]
 
 #: ``ConfigType.USER`` / ``ConfigType.CLIENT`` -> ``ClientQuotaEntity`` types.
 QUOTA_ENTITY_TYPES: Final = {"users": "user", "clients": "client-id"}
@@ -85,6 +85,11 @@ def _types_and_names(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return [v for k, v in order if k == "type"], [v for k, v in order if k == "name"]
 
 
+def entity_types_and_names(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The entity types and names given, in order (``--entity-default`` is the name "")."""
+    return _types_and_names(args)
+
+
 def handles(args: argparse.Namespace) -> bool:
     """Whether the command names a quota entity type (users, clients)."""
     types, _ = _types_and_names(args)
@@ -120,10 +125,24 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
 
 
+def plaintext_only(args: argparse.Namespace) -> str | None:
+    """The ``security.protocol`` of ``--command-config`` when it is not PLAINTEXT: the quota
+    commands send DescribeClientQuotas/AlterClientQuotas with ``franz.admin.wire``, which
+    speaks PLAINTEXT only (librdkafka, which the other commands use, has no quota APIs)."""
+    protocol = str(client_config(args).get("security.protocol", "PLAINTEXT")).upper()
+    return None if protocol == "PLAINTEXT" else protocol
+
+
 def run(args: argparse.Namespace) -> int:
     _check(args._parser, args)
     types, names = _types_and_names(args)
     config = client_config(args)
+    protocol = plaintext_only(args)
+    if protocol is not None:
+        raise ToolError(
+            f"security.protocol={protocol}: quota configs are sent over PLAINTEXT listeners "
+            f"only in this version of franz configs"
+        )
     address = args.bootstrap_server.split(",")[0].strip()
     client_id = str(config.get("client.id", "franz-admin"))
     timeout_s = args.timeout_ms / 1000
