@@ -26,7 +26,6 @@ librdkafka cannot address that resource (name ``""``), so the request goes on th
 from __future__ import annotations
 
 import argparse
-import sys
 
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
@@ -168,14 +167,6 @@ def _run_users_and_clients(args: argparse.Namespace) -> int:
         if scram:
             return user_scram_configs.run_users(args)
     scram_too = args.describe and users_only and "" not in names
-    if scram_too and quota_configs.plaintext_only(args) is not None:
-        # Over TLS or SASL only the SCRAM credentials (librdkafka's) can be described.
-        print(
-            "Quota configs not described: franz configs sends them over PLAINTEXT only",
-            file=sys.stderr,
-        )
-        user_scram_configs.describe_users(args)
-        return 0
     code = quota_configs.run(args)
     if scram_too:
         user_scram_configs.describe_users(args)
@@ -232,9 +223,7 @@ def _listed(
 
 def _describe(admin: AdminClient, args: argparse.Namespace, metadata: object) -> None:
     for name in _entity_names(admin, args, metadata):
-        entries = _listed(
-            admin, args, metadata, name, describe_all=args.all, include_synonyms=True
-        )
+        entries = _listed(admin, args, metadata, name, describe_all=args.all, include_synonyms=True)
         print(configs_header(args.entity_type, name, args.all))
         for entry in entries:
             print(config_line(entry))
@@ -264,9 +253,7 @@ def _alter(admin: AdminClient, args: argparse.Namespace, metadata: object) -> No
     ops = [
         ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
         for key, value in to_set.items()
-    ] + [
-        ConfigEntry(key, "", incremental_operation=AlterConfigOpType.DELETE) for key in to_delete
-    ]
+    ] + [ConfigEntry(key, "", incremental_operation=AlterConfigOpType.DELETE) for key in to_delete]
     resource = ConfigResource(_RESOURCE[args.entity_type], name, incremental_configs=ops)
     for future in admin.incremental_alter_configs([resource]).values():
         result(future, args)
