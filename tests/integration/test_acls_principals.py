@@ -256,7 +256,8 @@ def test_confluent_kafka_alice_may_do_exactly_what_the_acls_say(secured: Secured
 
 def test_kafka_python_alice_may_do_exactly_what_the_acls_say(secured: Secured) -> None:
     from kafka import KafkaConsumer, KafkaProducer
-    from kafka.admin import KafkaAdminClient, NewTopic as KpNewTopic
+    from kafka.admin import KafkaAdminClient
+    from kafka.admin import NewTopic as KpNewTopic
     from kafka.errors import (
         GroupAuthorizationFailedError,
         TopicAuthorizationFailedError,
