@@ -332,3 +332,15 @@ def test_a_client_certificate_is_authorized_by_its_mapped_name(secured: Secured)
     values, errors = _consume(tls, "orders", "billing")
     assert errors == [] and values
     assert sorted(AdminClient(tls).list_topics(timeout=10).topics) == ["orders"]
+    # franz acls speaks TLS with the client certificate too: the broker answers DescribeAcls
+    # (as to User:alice, no super user: CLUSTER_AUTHORIZATION_FAILED), not a TLS error.
+    config = secured.directory / "alice-tls.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in tls.items() if k != "bootstrap.servers"))
+    listed = franz(
+        "acls", "--bootstrap-server", secured.ssl, "--command-config", str(config), "--list"
+    )
+    assert listed.returncode == 1, listed
+    assert listed.stdout == (
+        "Error while executing ACL command: org.apache.kafka.common.errors."
+        "ClusterAuthorizationException: Cluster authorization failed.\n"
+    ), listed
