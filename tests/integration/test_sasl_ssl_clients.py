@@ -326,3 +326,35 @@ def test_kcat_wrong_password_over_sasl_ssl(broker: BrokerProcess, pki: Pki) -> N
     assert out.returncode != 0
     assert b"Authentication failed" in out.stderr
     assert _topic_absent(broker, topic)
+
+
+def test_franz_configs_over_sasl_ssl_alters_and_describes_with_every_synonym(
+    broker: BrokerProcess, pki: Pki, tmp_path: Path
+) -> None:
+    """The requests franz configs sends itself (IncrementalAlterConfigs of the cluster-wide
+    default, DescribeConfigs with synonyms) go over SASL_SSL as ``--command-config`` says."""
+    config = str(sasl_ssl_command_config(pki, tmp_path / "admin.properties", "PLAIN", "admin"))
+    common = ("configs", "--bootstrap-server", sasl_ssl(broker), "--command-config", config,
+              "--entity-type", "brokers", "--entity-default")  # fmt: skip
+    added = franz_tool(*common, "--alter", "--add-config", "log.retention.ms=60000")
+    assert (added.returncode, added.stdout) == (
+        0, "Completed updating default config for brokers in the cluster.\n"
+    ), added.stderr  # fmt: skip
+    try:
+        described = franz_tool(*common, "--describe")
+        assert described.returncode == 0, described.stderr
+        assert described.stdout.splitlines() == [
+            "Default configs for brokers in the cluster are:",
+            "  log.retention.ms=60000 sensitive=false synonyms={"
+            "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=60000, "
+            "DEFAULT_CONFIG:log.retention.hours=168}",
+        ]
+        # A quota describe over SASL_SSL too (none set: nothing printed).
+        quotas = franz_tool(
+            "configs", "--bootstrap-server", sasl_ssl(broker), "--command-config", config,
+            "--entity-type", "clients", "--describe",
+        )  # fmt: skip
+        assert (quotas.returncode, quotas.stdout) == (0, ""), quotas.stderr
+    finally:
+        deleted = franz_tool(*common, "--alter", "--delete-config", "log.retention.ms")
+        assert deleted.returncode == 0, deleted.stderr

@@ -20,7 +20,7 @@ as in Kafka. Square brackets group a value that holds commas (``k=[a,b]``).
 ``--entity-type brokers --entity-default --alter`` changes the cluster-wide dynamic broker
 defaults and prints ``Completed updating default config for brokers in the cluster.``;
 librdkafka cannot address that resource (name ``""``), so the request goes on the wire
-(``franz.admin.configs_wire``), over PLAINTEXT only.
+(``franz.admin.configs_wire``, secured as ``--command-config`` says).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from franz.admin.topics import (
     describe_resource_configs,
     parse_add_config,
 )
+from franz.admin.wire_security import WireSecurity
 from franz.cli.tools import quota_configs, user_scram_configs
 from franz.cli.tools.quota_configs import QUOTA_ENTITY_TYPES, EntityAction
 
@@ -268,11 +269,6 @@ def _alter_default(
 ) -> None:
     """IncrementalAlterConfigs of the BROKER resource ``""`` on the wire (any broker)."""
     config = client_config(args)
-    if str(config.get("security.protocol", "plaintext")).lower() != "plaintext":
-        raise ToolError(
-            "--entity-default --alter needs a PLAINTEXT listener (librdkafka cannot address "
-            "the cluster-wide broker default)"
-        )
     brokers = metadata.brokers  # type: ignore[attr-defined]
     broker = brokers[min(brokers)]
     incremental_alter_configs(
@@ -283,4 +279,5 @@ def _alter_default(
         to_delete,
         timeout_s=args.timeout_ms / 1000,
         client_id=str(config.get("client.id", "franz-admin")),
+        security=WireSecurity.from_config(config),
     )
