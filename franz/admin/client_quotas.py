@@ -13,6 +13,7 @@ from typing import Final
 
 from franz.admin.options import ToolError
 from franz.admin.wire import connect
+from franz.admin.wire_security import WireSecurity
 
 __all__ = [
     "ALTER_CLIENT_QUOTAS",
@@ -46,10 +47,11 @@ def describe_client_quotas(
     strict: bool = False,
     timeout_s: float = 30.0,
     client_id: str = "franz-admin",
+    security: WireSecurity | None = None,
 ) -> list[QuotaEntry]:
     """The quotas matching ``components`` (``(entity_type, match_type, match)``); a
     request-level error raises ``ToolError`` with the broker's message."""
-    with connect(address, timeout_s, client_id) as conn:
+    with connect(address, timeout_s, client_id, security) as conn:
         response = conn.request(
             DESCRIBE_CLIENT_QUOTAS,
             {
@@ -81,10 +83,11 @@ def alter_client_quotas(
     validate_only: bool = False,
     timeout_s: float = 30.0,
     client_id: str = "franz-admin",
+    security: WireSecurity | None = None,
 ) -> list[tuple[Entity, int, str | None]]:
     """Set (a value) or remove (None) quota keys of each entity; per entity its error code
     and message."""
-    with connect(address, timeout_s, client_id) as conn:
+    with connect(address, timeout_s, client_id, security) as conn:
         response = conn.request(
             ALTER_CLIENT_QUOTAS,
             {

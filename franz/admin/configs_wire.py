@@ -11,13 +11,12 @@ ApiVersions, at most v4: flexible, Kafka 2.6+; ``include_documentation`` needs v
 resource, to the broker the resource belongs to (a broker id's own address; topics and the
 cluster-wide defaults: any broker).
 
-Only PLAINTEXT listeners are spoken here: with any other ``security.protocol`` in the client
-config, ``describe_configs`` falls back to confluent-kafka's ``describe_configs`` (same
-entries; synonyms that share a name collapse to the last one).
+Any listener is spoken here: ``security`` (``franz.admin.wire_security``, from the tool's
+``--command-config``) adds TLS and SASL PLAIN/SCRAM to the connection.
 
 librdkafka refuses a BROKER resource named ``""`` ("Invalid ConfigResource"), yet that
 name is how Kafka addresses the cluster-wide dynamic defaults; so ``incremental_alter_configs``
-sends that request itself too (v0-1, SET and DELETE operations), over PLAINTEXT only.
+sends that request itself too (v0-1, SET and DELETE operations).
 
 Config sources are Kafka's ``DescribeConfigsResponse.ConfigSource`` ids, printed with the
 names of the Java client's ``ConfigEntry.ConfigSource`` enum (``CONFIG_SOURCE_NAMES``).
@@ -31,6 +30,7 @@ from typing import Any, Final
 
 from franz.admin.options import ToolError
 from franz.admin.wire import connect
+from franz.admin.wire_security import WireSecurity
 
 __all__ = [
     "CONFIG_SOURCE_NAMES",
@@ -98,6 +98,7 @@ def describe_configs(
     timeout_s: float,
     client_id: str = "franz-configs",
     include_synonyms: bool = True,
+    security: WireSecurity | None = None,
 ) -> list[ConfigInfo]:
     """The configs of one resource, in the broker's order, from the broker at ``address``
     (``host:port``). A resource error becomes a ``ToolError`` with the broker's message."""
@@ -109,7 +110,7 @@ def describe_configs(
         "include_documentation": False,
     }
     try:
-        with connect(address, timeout_s, client_id) as conn:
+        with connect(address, timeout_s, client_id, security) as conn:
             response = conn.request(DESCRIBE_CONFIGS, request, max_version=_VERSION)
     except OSError as exc:
         raise ToolError(
@@ -134,6 +135,7 @@ def incremental_alter_configs(
     *,
     timeout_s: float,
     client_id: str = "franz-configs",
+    security: WireSecurity | None = None,
 ) -> None:
     """SET ``to_set`` and DELETE ``to_delete`` on one resource through the broker at
     ``address``; a resource error becomes a ``ToolError`` with the broker's message."""
@@ -148,7 +150,7 @@ def incremental_alter_configs(
         "validate_only": False,
     }
     try:
-        with connect(address, timeout_s, client_id) as conn:
+        with connect(address, timeout_s, client_id, security) as conn:
             response = conn.request(INCREMENTAL_ALTER_CONFIGS, request, max_version=1)
     except OSError as exc:
         raise ToolError(

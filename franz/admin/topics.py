@@ -43,6 +43,7 @@ from franz.admin.configs_wire import (
     describe_configs,
 )
 from franz.admin.options import ToolError, client_config
+from franz.admin.wire_security import WireSecurity
 from franz.protocol.kafka_uuid import uuid_to_str
 
 __all__ = [
@@ -117,14 +118,13 @@ def describe_resource_configs(
     """The configs of one topic (``resource_type`` 2) or broker (4; ``name`` "" for the
     cluster-wide defaults), in the broker's order.
 
-    Over PLAINTEXT, DescribeConfigs goes on the wire (``franz.admin.configs_wire``: every
-    synonym survives), to broker ``name``'s own address for a broker id, else to the first
-    broker in ``metadata``. Other security protocols use confluent-kafka's
-    ``describe_configs``.
+    DescribeConfigs goes on the wire (``franz.admin.configs_wire``: every synonym survives;
+    TLS and SASL as ``--command-config`` says), to broker ``name``'s own address for a broker
+    id, else to the first broker in ``metadata``; with no broker in ``metadata``,
+    confluent-kafka's ``describe_configs``.
     """
     config = client_config(args)
-    protocol = str(config.get("security.protocol", "plaintext")).lower()
-    if protocol == "plaintext" and metadata.brokers:
+    if metadata.brokers:
         brokers = metadata.brokers
         broker = brokers.get(int(name)) if resource_type == 4 and name.isdigit() else None
         if broker is None:
@@ -136,6 +136,7 @@ def describe_resource_configs(
             timeout_s=args.timeout_ms / 1000,
             client_id=str(config.get("client.id", "franz-admin")),
             include_synonyms=include_synonyms,
+            security=WireSecurity.from_config(config),
         )
     from confluent_kafka.admin._config import ConfigResource
 

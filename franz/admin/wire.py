@@ -34,6 +34,7 @@ from typing import Any, Final
 from kio.serial import entity_reader, entity_writer
 
 from franz.admin.options import ToolError
+from franz.admin.wire_security import WireSecurity
 from franz.errors import ErrorCode
 from franz.protocol.headers import skip_tagged_fields
 from franz.protocol.messages import build, request_type, response_type
@@ -59,12 +60,27 @@ _RETRY_COORDINATOR: Final = frozenset(
 class BrokerConnection:
     """One blocking connection to a broker. ``request(api_key, data)`` sends the request at
     the highest version both sides know (at most ``max_version``) and returns kio's decoded
-    response. Socket errors and timeouts raise ``OSError``/``TimeoutError``."""
+    response. Socket errors and timeouts raise ``OSError``/``TimeoutError``. ``security``
+    (``franz.admin.wire_security``) puts it under TLS and authenticates it with SASL after
+    ApiVersions, as Kafka's clients do."""
 
-    def __init__(self, host: str, port: int, *, timeout: float, client_id: str) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        timeout: float,
+        client_id: str,
+        security: WireSecurity | None = None,
+    ) -> None:
         self.address = f"{host}:{port}"
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            self.sock = (security or WireSecurity()).wrap(sock, host)
+        except OSError:
+            sock.close()
+            raise
         self.client_id = client_id
         self._correlation_id = 0
         self.versions: dict[int, tuple[int, int]] = {}
@@ -74,6 +90,15 @@ class BrokerConnection:
         self.versions = {
             int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys
         }
+        if security is not None:
+            try:
+                security.authenticate(
+                    lambda key, data, top: self.request(key, data, max_version=top),
+                    self.address,
+                )
+            except BaseException:
+                self.sock.close()
+                raise
 
     def version(self, api_key: int, max_version: int) -> int:
         """The version to use: the broker's highest, capped at ``max_version``."""
@@ -158,10 +183,15 @@ class OffsetDeleteResult:
         self.partitions = partitions
 
 
-def connect(address: str, timeout: float, client_id: str) -> BrokerConnection:
-    """A ``BrokerConnection`` to ``address`` (``host:port``, ``[v6]:port`` too)."""
+def connect(
+    address: str, timeout: float, client_id: str, security: WireSecurity | None = None
+) -> BrokerConnection:
+    """A ``BrokerConnection`` to ``address`` (``host:port``, ``[v6]:port`` too), secured by
+    ``security`` when given."""
     host, _, port = address.strip().rpartition(":")
-    return BrokerConnection(host.strip("[]"), int(port), timeout=timeout, client_id=client_id)
+    return BrokerConnection(
+        host.strip("[]"), int(port), timeout=timeout, client_id=client_id, security=security
+    )
 
 
 def _find_coordinator(conn: BrokerConnection, group: str) -> tuple[ErrorCode, str]:

@@ -46,8 +46,9 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # exported, n
 )
 
 from franz.admin.client import java_error_text, java_exception_class, make_admin, wait
-from franz.admin.options import ToolError, add_connection_options
+from franz.admin.options import ToolError, add_connection_options, client_config
 from franz.admin.wire import connect
+from franz.admin.wire_security import WireSecurity
 from franz.errors import ErrorCode
 from franz.security import acl as model
 from franz.security.authorizer import SUPPORTED_OPERATIONS
@@ -272,8 +273,9 @@ def _describe(args: argparse.Namespace, patterns: list[Pattern]) -> dict[Pattern
     SECURITY_DISABLED) and answers an empty list, where Kafka's tool reports the error."""
     found: dict[Pattern, set[Entry]] = {}
     address = args.bootstrap_server.split(",")[0]
+    security = WireSecurity.from_config(client_config(args))
     try:
-        with connect(address, args.timeout_ms / 1000, "franz-acls") as conn:
+        with connect(address, args.timeout_ms / 1000, "franz-acls", security) as conn:
             wanted: list[Pattern | None] = [*patterns] if patterns else [None]
             for pattern in wanted:
                 response = conn.request(

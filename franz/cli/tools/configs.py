@@ -20,13 +20,12 @@ as in Kafka. Square brackets group a value that holds commas (``k=[a,b]``).
 ``--entity-type brokers --entity-default --alter`` changes the cluster-wide dynamic broker
 defaults and prints ``Completed updating default config for brokers in the cluster.``;
 librdkafka cannot address that resource (name ``""``), so the request goes on the wire
-(``franz.admin.configs_wire``), over PLAINTEXT only.
+(``franz.admin.configs_wire``, secured as ``--command-config`` says).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
@@ -50,6 +49,7 @@ from franz.admin.topics import (
     describe_resource_configs,
     parse_add_config,
 )
+from franz.admin.wire_security import WireSecurity
 from franz.cli.tools import quota_configs, user_scram_configs
 from franz.cli.tools.quota_configs import QUOTA_ENTITY_TYPES, EntityAction
 
@@ -168,14 +168,6 @@ def _run_users_and_clients(args: argparse.Namespace) -> int:
         if scram:
             return user_scram_configs.run_users(args)
     scram_too = args.describe and users_only and "" not in names
-    if scram_too and quota_configs.plaintext_only(args) is not None:
-        # Over TLS or SASL only the SCRAM credentials (librdkafka's) can be described.
-        print(
-            "Quota configs not described: franz configs sends them over PLAINTEXT only",
-            file=sys.stderr,
-        )
-        user_scram_configs.describe_users(args)
-        return 0
     code = quota_configs.run(args)
     if scram_too:
         user_scram_configs.describe_users(args)
@@ -232,9 +224,7 @@ def _listed(
 
 def _describe(admin: AdminClient, args: argparse.Namespace, metadata: object) -> None:
     for name in _entity_names(admin, args, metadata):
-        entries = _listed(
-            admin, args, metadata, name, describe_all=args.all, include_synonyms=True
-        )
+        entries = _listed(admin, args, metadata, name, describe_all=args.all, include_synonyms=True)
         print(configs_header(args.entity_type, name, args.all))
         for entry in entries:
             print(config_line(entry))
@@ -264,9 +254,7 @@ def _alter(admin: AdminClient, args: argparse.Namespace, metadata: object) -> No
     ops = [
         ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
         for key, value in to_set.items()
-    ] + [
-        ConfigEntry(key, "", incremental_operation=AlterConfigOpType.DELETE) for key in to_delete
-    ]
+    ] + [ConfigEntry(key, "", incremental_operation=AlterConfigOpType.DELETE) for key in to_delete]
     resource = ConfigResource(_RESOURCE[args.entity_type], name, incremental_configs=ops)
     for future in admin.incremental_alter_configs([resource]).values():
         result(future, args)
@@ -281,11 +269,6 @@ def _alter_default(
 ) -> None:
     """IncrementalAlterConfigs of the BROKER resource ``""`` on the wire (any broker)."""
     config = client_config(args)
-    if str(config.get("security.protocol", "plaintext")).lower() != "plaintext":
-        raise ToolError(
-            "--entity-default --alter needs a PLAINTEXT listener (librdkafka cannot address "
-            "the cluster-wide broker default)"
-        )
     brokers = metadata.brokers  # type: ignore[attr-defined]
     broker = brokers[min(brokers)]
     incremental_alter_configs(
@@ -296,4 +279,5 @@ def _alter_default(
         to_delete,
         timeout_s=args.timeout_ms / 1000,
         client_id=str(config.get("client.id", "franz-admin")),
+        security=WireSecurity.from_config(config),
     )

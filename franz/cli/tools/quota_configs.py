@@ -42,6 +42,7 @@ from franz.admin.client_quotas import (
 from franz.admin.java_order import hash_order, string_hash
 from franz.admin.options import ToolError, client_config
 from franz.admin.topics import parse_add_config
+from franz.admin.wire_security import WireSecurity
 from franz.security.client_quota import java_double
 
 __all__ = ["QUOTA_ENTITY_TYPES", "EntityAction", "entity_types_and_names", "handles", "run"]
@@ -125,31 +126,30 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
 
 
-def plaintext_only(args: argparse.Namespace) -> str | None:
-    """The ``security.protocol`` of ``--command-config`` when it is not PLAINTEXT: the quota
-    commands send DescribeClientQuotas/AlterClientQuotas with ``franz.admin.wire``, which
-    speaks PLAINTEXT only (librdkafka, which the other commands use, has no quota APIs)."""
-    protocol = str(client_config(args).get("security.protocol", "PLAINTEXT")).upper()
-    return None if protocol == "PLAINTEXT" else protocol
-
-
 def run(args: argparse.Namespace) -> int:
     _check(args._parser, args)
     types, names = _types_and_names(args)
     config = client_config(args)
-    protocol = plaintext_only(args)
-    if protocol is not None:
-        raise ToolError(
-            f"security.protocol={protocol}: quota configs are sent over PLAINTEXT listeners "
-            f"only in this version of franz configs"
-        )
+    # librdkafka has no quota APIs: they go over franz.admin.wire, secured as
+    # --command-config says (TLS, SASL PLAIN or SCRAM).
+    security = WireSecurity.from_config(config)
     address = args.bootstrap_server.split(",")[0].strip()
     client_id = str(config.get("client.id", "franz-admin"))
     timeout_s = args.timeout_ms / 1000
     if args.describe:
-        _describe(address, types, names, timeout_s=timeout_s, client_id=client_id)
+        _describe(
+            address, types, names, timeout_s=timeout_s, client_id=client_id, security=security
+        )
     else:
-        _alter(args, address, types, names, timeout_s=timeout_s, client_id=client_id)
+        _alter(
+            args,
+            address,
+            types,
+            names,
+            timeout_s=timeout_s,
+            client_id=client_id,
+            security=security,
+        )
     return 0
 
 
@@ -188,10 +188,21 @@ def _entity_hash(entry: QuotaEntry) -> int:
 
 
 def _describe(
-    address: str, types: list[str], names: list[str], *, timeout_s: float, client_id: str
+    address: str,
+    types: list[str],
+    names: list[str],
+    *,
+    timeout_s: float,
+    client_id: str,
+    security: WireSecurity,
 ) -> None:
     entries = describe_client_quotas(
-        address, _components(types, names), strict=True, timeout_s=timeout_s, client_id=client_id
+        address,
+        _components(types, names),
+        strict=True,
+        timeout_s=timeout_s,
+        client_id=client_id,
+        security=security,
     )
     # The Java AdminClient's ``HashMap``s, sized by the response's lists (its
     # ``DescribeClientQuotasResponse.parseResult``), in the broker's order.
@@ -209,6 +220,7 @@ def _alter(
     *,
     timeout_s: float,
     client_id: str,
+    security: WireSecurity,
 ) -> None:
     to_set = parse_add_config(args.add_config) if args.add_config else {}
     to_delete = [
@@ -231,7 +243,12 @@ def _alter(
         (QUOTA_ENTITY_TYPES[t], n if n else None) for t, n in zip(types, names, strict=True)
     )
     current = describe_client_quotas(
-        address, _components(types, names), strict=True, timeout_s=timeout_s, client_id=client_id
+        address,
+        _components(types, names),
+        strict=True,
+        timeout_s=timeout_s,
+        client_id=client_id,
+        security=security,
     )
     old = {key for entry in current for key in entry.values}
     missing = [key for key in to_delete if key not in old]
@@ -246,7 +263,7 @@ def _alter(
     for key in to_delete:
         ops[key] = None
     [(_, code, message)] = alter_client_quotas(
-        address, [(entity, ops)], timeout_s=timeout_s, client_id=client_id
+        address, [(entity, ops)], timeout_s=timeout_s, client_id=client_id, security=security
     )
     if code != 0:
         raise ToolError(f"Error while executing config command with args: {message}")
