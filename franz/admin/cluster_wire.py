@@ -29,6 +29,7 @@ from typing import Any, Final, TypeVar
 from franz.admin.options import ToolError, client_config
 from franz.admin.reassignment import Ongoing
 from franz.admin.wire import BrokerConnection, connect
+from franz.admin.wire_security import WireSecurity
 from franz.errors import ErrorCode
 
 __all__ = [
@@ -115,8 +116,17 @@ class Nodes:
 class ClusterClient:
     """Requests to the controller or to one broker of the cluster at ``bootstrap``."""
 
-    def __init__(self, bootstrap: str, *, timeout_ms: int, client_id: str) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        timeout_ms: int,
+        client_id: str,
+        security: WireSecurity | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
+        #: TLS and SASL of every connection (``--command-config``; None: PLAINTEXT).
+        self.security = security
         self.servers = [s.strip() for s in bootstrap.split(",") if s.strip()]
         self.timeout_ms = timeout_ms
         self.client_id = client_id
@@ -128,7 +138,7 @@ class ClusterClient:
         return max(0.1, self.deadline - time.monotonic())
 
     def _connect(self, address: str) -> BrokerConnection:
-        return connect(address, self._remaining(), self.client_id)
+        return connect(address, self._remaining(), self.client_id, self.security)
 
     def _unreachable(self, problem: str) -> ToolError:
         return ToolError(
@@ -348,17 +358,13 @@ class _Retry(Exception):
 
 def cluster_client(args: argparse.Namespace, client_id: str) -> ClusterClient:
     """A ``ClusterClient`` for a tool's connection options: ``--bootstrap-server``,
-    ``--timeout`` and, from ``--command-config``, ``client.id`` (``client_id`` otherwise).
-    These requests go over PLAINTEXT: another ``security.protocol`` is refused."""
+    ``--timeout`` and, from ``--command-config``, ``client.id`` (``client_id`` otherwise)
+    and the TLS and SASL settings (``franz.admin.wire_security``: ``security.protocol``,
+    ``ssl.*``, ``sasl.*``, as librdkafka's)."""
     config = client_config(args)
-    protocol = str(config.get("security.protocol", "PLAINTEXT")).upper()
-    if protocol != "PLAINTEXT":
-        raise ToolError(
-            f"security.protocol={protocol} is not supported by this tool yet (it sends "
-            "Kafka requests librdkafka lacks itself, over PLAINTEXT only)"
-        )
     return ClusterClient(
         args.bootstrap_server,
         timeout_ms=args.timeout_ms,
         client_id=str(config.get("client.id", client_id)),
+        security=WireSecurity.from_config(config),
     )

@@ -216,6 +216,7 @@ def delete_offsets(
     *,
     timeout_ms: int,
     client_id: str = "franz-consumer-groups",
+    security: WireSecurity | None = None,
 ) -> OffsetDeleteResult:
     """Delete ``group``'s committed offsets of ``partitions`` (OffsetDelete v0 to the group's
     coordinator). Raises ``ToolError`` naming ``bootstrap`` when no broker answers within
@@ -229,14 +230,15 @@ def delete_offsets(
             if remaining <= 0:
                 break
             try:
-                with connect(server, remaining, client_id) as conn:
+                with connect(server, remaining, client_id, security) as conn:
                     error, coordinator = _find_coordinator(conn, group)
                 if error in _RETRY_COORDINATOR:
                     last_problem = f"the coordinator of group {group!r}: {error.name}"
                     continue
                 if error != ErrorCode.NONE:
                     return OffsetDeleteResult(error, {})
-                with connect(coordinator, max(0.1, deadline - time.monotonic()), client_id) as c:
+                left = max(0.1, deadline - time.monotonic())
+                with connect(coordinator, left, client_id, security) as c:
                     result = _offset_delete(c, group, partitions)
                 if result.error in _RETRY_COORDINATOR:
                     last_problem = f"OffsetDelete at {coordinator}: {result.error.name}"

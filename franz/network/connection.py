@@ -174,6 +174,9 @@ class KafkaConnection(asyncio.Protocol):
         self._throttle_timer: asyncio.TimerHandle | None = None
         self._throttle_until = 0.0
         self._held: collections.deque[bytes | bytearray] = collections.deque()
+        #: How long ``close`` leaves the socket open after the last response (a failed SASL
+        #: login's, set by the SASL gate); 0: closed at once.
+        self.close_grace_s = 0.0
         #: SASL listeners: the broker's per-connection authentication state (opaque here).
         self.authenticator: object | None = None
         bound = server.config.unauthenticated_max_request_bytes
@@ -566,6 +569,16 @@ class KafkaConnection(asyncio.Protocol):
 
     def close(self) -> None:
         if self._transport is not None and not self._transport.is_closing():
+            if self.close_grace_s > 0 and not self._closing:
+                # A failed SASL login: its error response is written; the close waits a
+                # little (reading stays paused) so the peer reads the response before the
+                # FIN or TLS close_notify (kafka-python 3.0.12's TLS transport drops data that
+                # arrives together with the close: "socket disconnected").
+                self._closing = True
+                self._transport.pause_reading()
+                transport = self._transport
+                asyncio.get_running_loop().call_later(self.close_grace_s, transport.close)
+                return
             self._transport.close()
         self._closing = True
 

@@ -60,6 +60,7 @@ from franz.admin.group_tables import (
 )
 from franz.admin.options import ToolError, add_connection_options, client_config
 from franz.admin.wire import delete_offsets
+from franz.admin.wire_security import WireSecurity
 from franz.errors import ErrorCode
 
 __all__ = ["add_arguments", "run"]
@@ -368,7 +369,11 @@ class _GroupTool:
                 partitions += [(topic, p) for p in numbers]
         partitions = sorted(set(partitions))
         answer = delete_offsets(
-            self.args.bootstrap_server, group, partitions, timeout_ms=self.args.timeout_ms
+            self.args.bootstrap_server,
+            group,
+            partitions,
+            timeout_ms=self.args.timeout_ms,
+            security=WireSecurity.from_config(client_config(self.args)),
         )
         for tp in partitions:
             code = answer.error

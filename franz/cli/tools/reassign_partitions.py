@@ -53,11 +53,12 @@ refused before anything changes. ``--verify`` reports those moves from DescribeL
 
 The reassignment APIs (AlterPartitionReassignments 45, ListPartitionReassignments 46,
 KIP-455) are not in librdkafka: Franz sends them itself to the active controller
-(``franz.admin.cluster_wire``; PLAINTEXT only: ``--generate``, which needs none of them,
-also works over another ``security.protocol``). A controller that does not serve them is
-named in a one-line error before anything changes; ``--verify`` then reports every
-partition from its current replicas (with a warning on stderr). ``--timeout`` bounds the
-wait for the cluster and, as Kafka's, for log-dir moves to start. Not supported:
+(``franz.admin.cluster_wire``, over TLS and SASL too: ``--command-config``'s
+``security.protocol``, ``ssl.*`` and ``sasl.*``, ``franz.admin.wire_security``). A
+controller that does not serve them is named in a one-line error before anything changes;
+``--verify`` then reports every partition from its current replicas (with a warning on
+stderr). ``--timeout`` bounds the wait for the cluster and, as Kafka's, for log-dir moves to
+start. Not supported:
 rack-aware ``--generate``.
 """
 
