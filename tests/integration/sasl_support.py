@@ -84,3 +84,25 @@ def franz_configs(bootstrap: str, config: Path, *args: str) -> subprocess.Comple
         text=True,
         timeout=60,
     )
+
+
+
+def assert_refused_and_undelivered(producer: Any, errors: list[Any], reports: list[Any]) -> None:
+    """For a confluent-kafka producer whose login the broker refuses: wait for its first error
+    (``error_cb`` appends to ``errors``), then purge its queue and check that the one message
+    produced comes back purged, never sent (``on_delivery`` appends its errors to
+    ``reports``). ``len(producer)`` is no measure of this: it also counts error events not yet
+    served."""
+    import time
+
+    from confluent_kafka import KafkaError
+
+    deadline = time.monotonic() + 30
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.2)
+    assert errors, "no error reported"
+    assert errors[0].code() == KafkaError._AUTHENTICATION, errors
+    assert "Authentication failed" in errors[0].str()
+    producer.purge()
+    assert producer.flush(5) == 0
+    assert [r.code() for r in reports] == [KafkaError._PURGE_QUEUE], reports
