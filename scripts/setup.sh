@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 # System packages: kcat (librdkafka's CLI client, a real peer in the tests), Java for PySpark,
 # the benchmark suite's references (Redis Streams, NATS JetStream), Debian's ZooKeeper 3.8
 # (libzookeeper-java: the jars only, no service and no desktop JRE; tests/support/zookeeper.py
-# runs it) and Maven, which fetches Apache Kafka for the reference tests (tests/reference/).
-APT_PACKAGES=(kcat redis-server redis-tools nats-server libzookeeper-java)
+# runs it), Maven, which fetches Apache Kafka for the reference tests (tests/reference/), and
+# Chromium with its driver, which the web console's tests drive headless (tests/console/).
+APT_PACKAGES=(kcat redis-server redis-tools nats-server libzookeeper-java chromium chromium-driver)
 command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || APT_PACKAGES+=(maven)
 missing=()

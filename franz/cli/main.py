@@ -41,6 +41,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "delete-records": ("delete_records", "delete old records (kafka-delete-records.sh)"),
     "transactions": ("transactions", "inspect and abort transactions (kafka-transactions.sh)"),
     "acls": ("acls", "add, remove and list ACLs (kafka-acls.sh)"),
+    "console": ("web_console", "a web console for a Kafka cluster (franz.console)"),
 }
 
 
