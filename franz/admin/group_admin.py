@@ -30,8 +30,9 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 
-from franz.admin.client import UNREACHABLE_CODES, quiet
+from franz.admin.client import UNREACHABLE_CODES, java_hash_set_order, quiet
 from franz.admin.group_offsets import TP, LogOffsets
+from franz.admin.group_tables import OffsetRow
 from franz.admin.options import ToolError
 from franz.errors import ErrorCode
 
@@ -101,12 +102,19 @@ class GroupDescription:
 class GroupAdmin:
     """An ``AdminClient`` for the group commands; see the module docstring."""
 
-    def __init__(self, config: Mapping[str, Any], bootstrap: str, timeout_ms: int) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        bootstrap: str,
+        timeout_ms: int,
+        admin: AdminClient | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.timeout_ms = timeout_ms
         self.timeout_s = timeout_ms / 1000
-        # the tool reports what failed in one line (a --command-config may set log_level)
-        self.admin = AdminClient(quiet(dict(config)))
+        # the tool reports what failed in one line (a --command-config may set log_level);
+        # a long-lived caller (franz console) passes the AdminClient it already has
+        self.admin = admin if admin is not None else AdminClient(quiet(dict(config)))
 
     def _wait(self, future: Future[T], what: str) -> T:
         """The future's result; a cluster that does not answer becomes a ``ToolError``."""
@@ -233,6 +241,43 @@ class GroupAdmin:
             start=self.list_offsets(partitions, "earliest"),
             end=self.list_offsets(partitions, "latest"),
         )
+
+    def offset_rows(self, description: GroupDescription) -> list[OffsetRow]:
+        """The rows of ``--describe`` (offsets view): per partition the committed offset
+        (CURRENT-OFFSET), the log end offset and the LAG between them, with the member that
+        owns it. Kafka's order: members by assignment size (largest first), each member's
+        partitions by topic and partition; then committed partitions nobody owns, in the
+        order of Kafka 3.9's ``HashSet<TopicPartition>`` of them (``java_hash_set_order``).
+        One OffsetFetch and one batched ListOffsets (latest)."""
+        group = description.group
+        committed = self.committed(group)
+        members = sorted(
+            (m for m in description.members if m.assignment), key=lambda m: -len(m.assignment)
+        )
+        owned = [(tp, m) for m in members for tp in m.assignment]
+        assigned = {tp for tp, _ in owned}
+        unowned: list[tuple[TP, Member | None]] = [
+            (tp, None) for tp in java_hash_set_order(sorted(committed)) if tp not in assigned
+        ]
+        ends = self.list_offsets([tp for tp, _ in owned + unowned], "latest")
+        rows = []
+        for tp, member in [*owned, *unowned]:
+            current = committed.get(tp)
+            end = ends.get(tp)
+            rows.append(
+                OffsetRow(
+                    group,
+                    tp[0],
+                    tp[1],
+                    current,
+                    end,
+                    end - current if current is not None and end is not None else None,
+                    member.member_id if member else None,
+                    member.host if member else None,
+                    member.client_id if member else None,
+                )
+            )
+        return rows
 
     def alter_offsets(self, group: str, offsets: Mapping[TP, int]) -> None:
         """Commit ``offsets`` for ``group`` (the group must have no active members)."""

@@ -44,13 +44,11 @@ from pathlib import Path
 from typing import Literal
 
 from franz.admin import group_offsets as plan
-from franz.admin.client import java_hash_set_order
 from franz.admin.group_admin import GroupAdmin, GroupDescription
 from franz.admin.group_offsets import TP, LogOffsets, ResetPlan
 from franz.admin.group_tables import (
     GroupState,
     MemberRow,
-    OffsetRow,
     format_delete_offsets,
     format_group_list,
     format_members,
@@ -267,37 +265,7 @@ class _GroupTool:
         return 0
 
     def _print_offsets(self, description: GroupDescription) -> None:
-        """Kafka's order: members by assignment size (largest first), each member's
-        partitions by topic and partition; then committed partitions nobody owns, in the
-        order of Kafka 3.9's ``HashSet<TopicPartition>`` of them (``java_hash_set_order``)."""
-        group = description.group
-        committed = self.cluster.committed(group)
-        members = sorted(
-            (m for m in description.members if m.assignment), key=lambda m: -len(m.assignment)
-        )
-        owned = [(tp, m) for m in members for tp in m.assignment]
-        assigned = {tp for tp, _ in owned}
-        unowned = [
-            (tp, None) for tp in java_hash_set_order(sorted(committed)) if tp not in assigned
-        ]
-        ends = self.cluster.list_offsets([tp for tp, _ in owned + unowned], "latest")
-        rows = []
-        for tp, member in owned + unowned:
-            current = committed.get(tp)
-            end = ends.get(tp)
-            rows.append(
-                OffsetRow(
-                    group,
-                    tp[0],
-                    tp[1],
-                    current,
-                    end,
-                    end - current if current is not None and end is not None else None,
-                    member.member_id if member else None,
-                    member.host if member else None,
-                    member.client_id if member else None,
-                )
-            )
+        rows = self.cluster.offset_rows(description)
         if rows:
             sys.stdout.write(format_offsets(rows))
 
