@@ -77,9 +77,7 @@ class GroupSummary:
     lag: int | None  # sum of (log end offset - committed offset); None: nothing committed
 
 
-_ADMINS: Final[weakref.WeakKeyDictionary[ConsoleCluster, GroupAdmin]] = (
-    weakref.WeakKeyDictionary()
-)
+_ADMINS: Final[weakref.WeakKeyDictionary[ConsoleCluster, GroupAdmin]] = weakref.WeakKeyDictionary()
 _ADMINS_LOCK: Final = threading.Lock()
 
 

@@ -3,7 +3,7 @@
 ``browse(cluster, topic, query)`` reads a bounded page of records, blocking (the page runs it
 through ``cluster.run`` on a worker thread):
 
-1. Metadata for the topic (its partitions; UNKNOWN_TOPIC_OR_PART is ``TopicNotFound``);
+1. DescribeTopics (its partitions; UNKNOWN_TOPIC_OR_PART is ``TopicNotFound``);
 2. one batched ListOffsets for the log start offsets and one for the high watermarks
    (``AdminClient.list_offsets``), plus one for a timestamp when ``from=timestamp``
    (ListOffsets with a timestamp: what ``Consumer.offsets_for_times`` sends);
@@ -37,6 +37,7 @@ from confluent_kafka import (
     KafkaError,
     KafkaException,
     Producer,
+    TopicCollection,
     TopicPartition,
 )
 from confluent_kafka.admin._listoffsets import OffsetSpec
@@ -152,16 +153,18 @@ def _kafka_text(error: KafkaError) -> str:
 
 
 def _partitions(cluster: ConsoleCluster, topic: str) -> list[int]:
-    metadata = cluster.admin.list_topics(topic, timeout=cluster.timeout_s)
-    described = metadata.topics.get(topic)
-    if described is None:
-        raise TopicNotFound(topic)
-    error = described.error
-    if error is not None:
-        if error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
-            raise TopicNotFound(topic)
-        raise KafkaException(error)
-    return sorted(described.partitions)
+    """The topic's partitions. DescribeTopics (a Metadata request that never auto-creates
+    the topic, unlike a producer-type handle's ``list_topics(topic)``)."""
+    futures = cluster.admin.describe_topics(
+        TopicCollection([topic]), request_timeout=cluster.timeout_s
+    )
+    try:
+        described = futures[topic].result(cluster.timeout_s + 5)
+    except KafkaException as exc:
+        if exc.args[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
+            raise TopicNotFound(topic) from None
+        raise
+    return sorted(p.id for p in described.partitions)
 
 
 def _list_offsets(

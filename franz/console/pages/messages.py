@@ -88,13 +88,15 @@ async def produce_record(request: Request) -> Response:
     try:
         record = parse_produce_form(fields)
     except ValueError as exc:
-        return await _page(request, topic, BrowseQuery(), error=str(exc), status_code=400,
-                           form=fields)  # fmt: skip
+        return await _page(
+            request, topic, BrowseQuery(), error=str(exc), status_code=400, form=fields
+        )
     try:
         partition, offset = await cluster.run(produce, cluster, topic, record)
     except ProduceFailed as exc:
-        return await _page(request, topic, BrowseQuery(), error=str(exc), status_code=502,
-                           form=fields)  # fmt: skip
+        return await _page(
+            request, topic, BrowseQuery(), error=str(exc), status_code=502, form=fields
+        )
     url = URL(f"/topics/{topic}/messages").include_query_params(
         partition=partition, offset=offset, done="produced", **{"from": "offset"}
     )
