@@ -218,20 +218,20 @@ def browse(cluster: ConsoleCluster, topic: str, query: BrowseQuery) -> BrowseRes
         clients = _clients(cluster)
         consumer = clients.new_consumer()
         try:
-            records, result.incomplete = _consume(consumer, topic, wanted, query)
+            messages, result.incomplete = _consume(consumer, topic, wanted)
         finally:
             consumer.close()
-        result.records = _page(records, query)
+        result.records = [_record(m, query) for m in _page(messages, query)]
     return result
 
 
 def _consume(
-    consumer: Consumer, topic: str, ranges: list[PartitionRange], query: BrowseQuery
-) -> tuple[list[BrowsedRecord], bool]:
+    consumer: Consumer, topic: str, ranges: list[PartitionRange]
+) -> tuple[list[Any], bool]:
     ends = {r.partition: r.end for r in ranges}
     next_offsets = {r.partition: r.start for r in ranges}
     consumer.assign([TopicPartition(topic, r.partition, r.start) for r in ranges])
-    records: list[BrowsedRecord] = []
+    records: list[Any] = []  # confluent_kafka.Message, formatted once a page is chosen
     deadline = time.monotonic() + BROWSE_BUDGET_S
     try:
         while ends and time.monotonic() < deadline:
@@ -254,7 +254,7 @@ def _consume(
                     del ends[partition]
                     continue
                 next_offsets[partition] = offset + 1
-                records.append(_record(message, query))
+                records.append(message)
                 if offset + 1 >= ends[partition]:
                     del ends[partition]
     finally:
@@ -276,12 +276,12 @@ def _record(message: Any, query: BrowseQuery) -> BrowsedRecord:
     )
 
 
-def _page(records: list[BrowsedRecord], query: BrowseQuery) -> list[BrowsedRecord]:
+def _page(messages: list[Any], query: BrowseQuery) -> list[Any]:
     """One partition: offset order. Every partition: merged by timestamp (then partition and
     offset), the first ``limit`` kept, or the last ``limit`` for ``latest``."""
     if query.partition is not None:
-        return sorted(records, key=lambda r: r.offset)
-    merged = sorted(records, key=lambda r: (r.timestamp_ms or 0, r.partition, r.offset))
+        return sorted(messages, key=lambda m: m.offset())
+    merged = sorted(messages, key=lambda m: (m.timestamp()[1], m.partition(), m.offset()))
     return merged[-query.limit :] if query.start == "latest" else merged[: query.limit]
 
 

@@ -300,9 +300,12 @@ def test_produce_from_the_page_then_consume_it(
     assert "expected key=value" in response.text
 
 
-def test_a_100_record_page_renders_under_300_ms(data: str, console: ConsoleProcess) -> None:
-    """The issue's figure: a 100-message browser page, time to the full body, over HTTP
-    (median of 7 after one warm-up). Asserted with room for a loaded machine (3x)."""
+def test_a_100_record_page_renders_under_300_ms(
+    data: str, console: ConsoleProcess, browser: Any
+) -> None:
+    """The issue's figure: a 100-message browser page. Over HTTP, the time to the whole body
+    (median of 7 after a warm-up); in Chromium, time to first byte and to the load event
+    (Navigation Timing, median of 5). Asserted with room for a loaded machine (3x)."""
     url = f"{console.url}topics/hundred/messages?partition=0"
     with httpx.Client(timeout=30) as client:
         assert client.get(url).status_code == 200
@@ -316,6 +319,21 @@ def test_a_100_record_page_renders_under_300_ms(data: str, console: ConsoleProce
         newest = client.get(url + "&from=latest")
         assert newest.text.count('<tr data-partition="0" data-offset="') == 100
         assert 'data-offset="149"' in newest.text and 'data-offset="49"' not in newest.text
+    ttfb, loaded = [], []
+    for _ in range(5):
+        browser.get(url)
+        timing = browser.execute_script(
+            "const t = performance.getEntriesByType('navigation')[0];"
+            "return [t.responseStart - t.requestStart, t.loadEventEnd - t.startTime];"
+        )
+        ttfb.append(float(timing[0]))
+        loaded.append(float(timing[1]))
+        assert len(_rows(browser)) == 100
     median = statistics.median(times)
-    print(f"100-record browser page: median {median:.0f} ms, max {max(times):.0f} ms")
+    print(
+        f"100-record browser page: HTTP body median {median:.0f} ms (max {max(times):.0f}); "
+        f"Chromium TTFB median {statistics.median(ttfb):.0f} ms, "
+        f"load event median {statistics.median(loaded):.0f} ms"
+    )
     assert median < 900, times
+    assert statistics.median(loaded) < 900, loaded

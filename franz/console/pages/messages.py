@@ -74,6 +74,7 @@ async def _page(
         error=error,
         done=done,
         form=form or {},
+        raw_timestamp=request.query_params.get("timestamp", ""),
         formats=FORMATS,
         starts=STARTS,
         show_all_url=str(request.url.include_query_params(full="1")),
