@@ -286,8 +286,10 @@ def _page(messages: list[Any], query: BrowseQuery) -> list[Any]:
 
 
 def produce(cluster: ConsoleCluster, topic: str, form: ProduceForm) -> tuple[int, int]:
-    """Produce one record and wait for its delivery report: ``(partition, offset)``, or
-    ``ProduceFailed`` with Kafka's error name and message."""
+    """Produce one record to an existing topic (``TopicNotFound`` otherwise) and wait for
+    its delivery report: ``(partition, offset)``, or ``ProduceFailed`` with Kafka's error
+    name and message."""
+    _partitions(cluster, topic)  # never auto-create a topic by producing to it
     producer = _clients(cluster).producer()
     outcome: list[tuple[KafkaError | None, Any]] = []
 

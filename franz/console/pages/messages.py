@@ -98,6 +98,8 @@ async def produce_record(request: Request) -> Response:
         return await _page(
             request, topic, BrowseQuery(), error=str(exc), status_code=502, form=fields
         )
+    except TopicNotFound:
+        return await _page(request, topic, BrowseQuery())  # the browser's 404 banner
     url = URL(f"/topics/{topic}/messages").include_query_params(
         partition=partition, offset=offset, done="produced", **{"from": "offset"}
     )
