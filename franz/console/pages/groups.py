@@ -1,6 +1,7 @@
 """Consumer groups: the list (``/groups``), one group (``/groups/{id}``: state, coordinator,
 members with their assignment, committed offset, log end offset and lag per partition, as
-``franz consumer-groups --describe`` shows them), resetting its offsets
+``franz consumer-groups --describe`` shows them; the table alone at ``/groups/{id}/offsets``,
+which the page refreshes every 5 s), resetting its offsets
 (``POST /groups/{id}/reset``) and deleting it (``POST /groups/{id}/delete``).
 
 Both actions are POST forms with ``data-confirm``; they redirect (303) to the page with a
@@ -47,6 +48,20 @@ async def group(request: Request) -> Response:
         count = request.query_params.get("partitions", "0")
         done = f"Reset the committed offsets of {count} partition(s)."
     return await _group_page(request, done=done)
+
+
+async def offsets(request: Request) -> Response:
+    """The group's offsets table alone (the page refreshes it every 5 s: ``data-refresh``)."""
+    cluster = request.app.state.cluster
+    description, rows = await cluster.run(group_detail, cluster, request.path_params["id"])
+    lag = [r.lag for r in rows if r.lag is not None]
+    return render(
+        request,
+        "groups/_offsets.html",
+        status_code=200 if description is not None else 404,
+        rows=rows,
+        total_lag=sum(lag) if lag else None,
+    )
 
 
 async def _group_page(
@@ -100,6 +115,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/groups", groups, name="groups"),
         Route("/groups/{id}", group, name="group"),
+        Route("/groups/{id}/offsets", offsets, name="group-offsets"),
         Route("/groups/{id}/reset", reset, methods=["POST"], name="group-reset"),
         Route("/groups/{id}/delete", delete, methods=["POST"], name="group-delete"),
     ]
