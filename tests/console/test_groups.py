@@ -205,6 +205,13 @@ def test_reset_offsets_from_the_page(
     assert {(r[1], r[2]) for r in describe(bootstrap, "partial")} == {("0", "10"), ("1", "10")}
     # an offset past the log end is brought to it (Kafka's checkOffsetsRange)
     _reset(browser, console, "partial", "offset", offset="999")
+    warnings = [w.text for w in browser.find_elements(By.CSS_SELECTOR, "#done .warning")]
+    assert warnings == [
+        f"WARN: New offset (999) is higher than latest offset for topic partition {TOPIC}-0. "
+        f"Value will be set to {PER_PARTITION}",
+        f"WARN: New offset (999) is higher than latest offset for topic partition {TOPIC}-1. "
+        f"Value will be set to {PER_PARTITION + 5}",
+    ]
     ends = {("0", str(PER_PARTITION)), ("1", str(PER_PARTITION + 5))}
     assert {(r[1], r[2]) for r in describe(bootstrap, "partial")} == ends
 

@@ -5,14 +5,15 @@ which the page refreshes every 5 s), resetting its offsets
 (``POST /groups/{id}/reset``) and deleting it (``POST /groups/{id}/delete``).
 
 Both actions are POST forms with ``data-confirm``; they redirect (303) to the page with a
-``.banner.ok`` (``done=reset`` with the number of partitions, ``done=deleted``) or render the
+``.banner.ok`` (``done=reset`` with the number of partitions and Kafka's warnings for
+offsets brought within the log, ``done=deleted``) or render the
 group's page with the refusal in a ``.banner.error`` (Kafka's message). Data access is
 ``franz.console.groups_data``.
 """
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -33,6 +34,9 @@ __all__ = ["NAV", "routes"]
 
 NAV = [("Consumer groups", "/groups")]
 
+#: Kafka's reset warnings (an offset brought within the log) carried to the page, at most.
+_MAX_WARNINGS = 20
+
 
 async def groups(request: Request) -> Response:
     cluster = request.app.state.cluster
@@ -44,10 +48,12 @@ async def groups(request: Request) -> Response:
 
 async def group(request: Request) -> Response:
     done = None
+    warnings: list[str] = []
     if request.query_params.get("done") == "reset":
         count = request.query_params.get("partitions", "0")
         done = f"Reset the committed offsets of {count} partition(s)."
-    return await _group_page(request, done=done)
+        warnings = request.query_params.getlist("warn")
+    return await _group_page(request, done=done, warnings=warnings)
 
 
 async def offsets(request: Request) -> Response:
@@ -65,7 +71,12 @@ async def offsets(request: Request) -> Response:
 
 
 async def _group_page(
-    request: Request, *, done: str | None = None, error: str | None = None, status_code: int = 200
+    request: Request,
+    *,
+    done: str | None = None,
+    warnings: list[str] | None = None,
+    error: str | None = None,
+    status_code: int = 200,
 ) -> Response:
     cluster = request.app.state.cluster
     group_id = request.path_params["id"]
@@ -84,6 +95,7 @@ async def _group_page(
         topics=sorted({r.topic for r in rows if r.topic}),
         targets=RESET_TARGETS,
         done=done,
+        warnings=warnings or [],
         error=error,
     )
 
@@ -97,8 +109,11 @@ async def reset(request: Request) -> Response:
         plan = await cluster.run(reset_offsets, cluster, group_id, wanted)
     except (ValueError, GroupActionFailed) as exc:
         return await _group_page(request, error=str(exc), status_code=409)
-    url = f"/groups/{quote(group_id, safe='')}?done=reset&partitions={len(plan.offsets)}"
-    return RedirectResponse(url, status_code=303)
+    query = urlencode(
+        [("done", "reset"), ("partitions", len(plan.offsets))]
+        + [("warn", w) for w in plan.warnings[:_MAX_WARNINGS]]
+    )
+    return RedirectResponse(f"/groups/{quote(group_id, safe='')}?{query}", status_code=303)
 
 
 async def delete(request: Request) -> Response:
