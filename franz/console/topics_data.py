@@ -67,6 +67,7 @@ __all__ = [
     "create_topic",
     "delete_records",
     "delete_topic",
+    "partition_ids",
     "topic_configs",
     "topic_detail",
     "topic_groups",
@@ -408,6 +409,12 @@ async def _wait_for(cluster: ConsoleCluster, check: Callable[[], Any]) -> bool:
         if time.monotonic() >= deadline:
             return False
         await asyncio.sleep(_POLL_S)
+
+
+async def partition_ids(cluster: ConsoleCluster, name: str) -> list[int]:
+    """The topic's partition ids from DescribeTopics ([] when it does not exist)."""
+    described = await _describe(cluster, name)
+    return [] if described is None else sorted(int(p.id) for p in described.partitions)
 
 
 async def _partition_count(cluster: ConsoleCluster, name: str) -> int | None:

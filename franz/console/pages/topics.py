@@ -20,6 +20,7 @@ name and message in the red banner. The destructive forms carry ``data-confirm``
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import quote, urlencode
@@ -30,6 +31,7 @@ from starlette.routing import BaseRoute, Route
 
 from franz.console import topics_data as data
 from franz.console.app import render
+from franz.console.cluster import ConsoleCluster
 from franz.console.topics_forms import (
     FormError,
     filter_topics,
@@ -90,29 +92,32 @@ async def create(request: Request) -> Response:
 async def detail(request: Request, error: str | None = None) -> Response:
     cluster = request.app.state.cluster
     name = request.path_params["name"]
-    topic = await data.topic_detail(cluster, name)
+    topic, configs = await asyncio.gather(data.topic_detail(cluster, name), _configs(cluster, name))
     if topic is None:
         return render(
             request, "topics/missing.html", status_code=404, name=name, done=_param(request)
         )
-    configs: list[data.ConfigRow] = []
-    config_error = None
-    try:
-        configs = await data.topic_configs(cluster, name)
-    except data.ActionFailed as exc:
-        config_error = str(exc)
+    config_error = configs if isinstance(configs, str) else None
     groups = await data.topic_groups(cluster, name, {p.id: p.high for p in topic.partitions})
     return render(
         request,
         "topics/detail.html",
         status_code=400 if error else 200,
         topic=topic,
-        configs=configs,
+        configs=configs if not isinstance(configs, str) else [],
         config_error=config_error,
         groups=groups,
         done=_param(request),
         error=error,
     )
+
+
+async def _configs(cluster: ConsoleCluster, name: str) -> list[data.ConfigRow] | str:
+    """The topic's configs, or the error DescribeConfigs answered (shown in their place)."""
+    try:
+        return await data.topic_configs(cluster, name)
+    except data.ActionFailed as exc:
+        return str(exc)
 
 
 def _param(request: Request) -> str | None:
@@ -152,8 +157,9 @@ async def _add_partitions(request: Request, form: Any, name: str) -> str:
 
 async def _delete_records(request: Request, form: Any, name: str) -> str:
     cluster = request.app.state.cluster
-    topic = await data.topic_detail(cluster, name)
-    ids = [p.id for p in topic.partitions] if topic is not None else []
+    ids = await data.partition_ids(cluster, name)
+    if not ids:
+        raise data.ActionFailed("UNKNOWN_TOPIC_OR_PART", f"the cluster has no topic {name}")
     before = parse_record_deletion(str(form.get("partition", "")), str(form.get("offset", "")), ids)
     return await data.delete_records(cluster, name, before)
 
