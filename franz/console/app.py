@@ -30,7 +30,7 @@ __all__ = ["PAGES", "ConsoleSettings", "create_app", "human_bytes", "render", "t
 _HERE: Final = Path(__file__).parent
 
 #: The page modules under ``franz.console.pages``, in the navigation's order.
-PAGES: Final = ["overview", "topics"]
+PAGES: Final = ["overview", "topics", "brokers"]
 
 templates: Final = Environment(
     loader=FileSystemLoader(_HERE / "templates"),

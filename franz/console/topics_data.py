@@ -67,6 +67,7 @@ __all__ = [
     "create_topic",
     "delete_records",
     "delete_topic",
+    "describe_configs",
     "partition_ids",
     "topic_configs",
     "topic_detail",
@@ -158,7 +159,8 @@ class ConfigRow:
 
     @property
     def overridden(self) -> bool:
-        return self.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.name
+        """Not Kafka's default: set on the topic, the broker or the cluster."""
+        return self.source != ConfigSource.DEFAULT_CONFIG.name
 
 
 @dataclass(frozen=True)
@@ -332,8 +334,13 @@ async def topic_detail(cluster: ConsoleCluster, name: str) -> TopicDetail | None
 
 
 async def topic_configs(cluster: ConsoleCluster, name: str) -> list[ConfigRow]:
-    """DescribeConfigs(TOPIC ``name``): overrides first, then the rest, each by name."""
-    resource = ConfigResource(ResourceType.TOPIC, name)
+    """DescribeConfigs(TOPIC ``name``): non-default configs first, each part by name."""
+    return await describe_configs(cluster, ConfigResource(ResourceType.TOPIC, name))
+
+
+async def describe_configs(cluster: ConsoleCluster, resource: ConfigResource) -> list[ConfigRow]:
+    """DescribeConfigs of one resource (a topic, a broker): non-default configs first, each
+    part by name; ``ActionFailed`` with the resource's error."""
     outcome = await _all(
         cluster,
         lambda: cluster.admin.describe_configs([resource], request_timeout=cluster.timeout_s),
