@@ -347,3 +347,18 @@ def test_delete_topic_asks_first(
     assert browser.current_url.split("?")[0].endswith("/topics")
     assert "doomed" not in admin.list_topics(timeout=30).topics
     assert "doomed" not in rows(browser, "topics", "topic")
+
+
+def test_long_actions_show_progress(console: ConsoleProcess, browser: Any, data: None) -> None:
+    """A form with ``data-busy`` says what it waits for once it submits; a dismissed
+    confirm shows nothing. (A window listener, run after the form's own, keeps the page
+    from leaving so the status can be read.)"""
+    browser.get(console.url + "topics/events")
+    browser.execute_script("window.addEventListener('submit', (e) => e.preventDefault())")
+    browser.find_element(By.CSS_SELECTOR, "#delete-topic button").click()
+    wait_until(lambda: _alert(browser), timeout=10).dismiss()
+    assert browser.find_elements(By.CSS_SELECTOR, "#delete-topic .progress") == []
+    browser.find_element(By.CSS_SELECTOR, "#add-partitions button").click()
+    status = browser.find_element(By.CSS_SELECTOR, "#add-partitions .progress")
+    assert status.text == "Adding partitions, waiting for their leaders…"
+    assert status.get_attribute("role") == "status"
