@@ -312,19 +312,29 @@ def test_add_partitions(
 
 
 def test_delete_records(
-    console: ConsoleProcess, browser: Any, admin: AdminClient, data: None
+    broker: BrokerProcess, console: ConsoleProcess, browser: Any, admin: AdminClient, data: None
 ) -> None:
-    browser.get(console.url + "topics/orders")
+    admin.create_topics([NewTopic("purged", 3, 1)])["purged"].result(30)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for partition, count in ORDERS.items():
+        for i in range(count):
+            producer.produce("purged", f"record-{i}".encode(), partition=partition)
+    assert producer.flush(30) == 0
+
+    browser.get(console.url + "topics/purged")
     fill(browser, "delete-records", partition="0", offset="5")
     submit(browser, "#delete-records button", confirm=True)
-    assert banner(browser, "done") == "Deleted records of orders; low watermark now 0: 5"
-    assert watermarks(admin, "orders", 3)[0] == (5, ORDERS[0])
+    assert banner(browser, "done") == "Deleted records of purged; low watermark now 0: 5"
+    assert watermarks(admin, "purged", 3)[0] == (5, ORDERS[0])
     assert rows(browser, "partitions", "partition")["0"]["low"] == "5"
 
     fill(browser, "delete-records", partition="all", offset="")
     submit(browser, "#delete-records button", confirm=True)
-    assert "low watermark now" in banner(browser, "done")
-    marks = watermarks(admin, "orders", 3)
+    assert banner(browser, "done") == (
+        f"Deleted records of purged; low watermark now 0: {ORDERS[0]}, 1: {ORDERS[1]}, "
+        f"2: {ORDERS[2]}"
+    )
+    marks = watermarks(admin, "purged", 3)
     assert all(low == high == ORDERS[p] for p, (low, high) in marks.items())
     assert browser.find_element(By.ID, "message-count").text == "0"
 
