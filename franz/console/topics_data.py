@@ -53,7 +53,7 @@ from confluent_kafka.cimpl import NewPartitions, NewTopic
 
 from franz.admin.options import ToolError
 from franz.console.cluster import ClusterUnavailable, ConsoleCluster
-from franz.console.topics_forms import INTERNAL_TOPICS
+from franz.console.topics_forms import INTERNAL_TOPICS, total_lag
 
 __all__ = [
     "ActionFailed",
@@ -167,7 +167,7 @@ class ConfigRow:
 class GroupLag:
     """A consumer group's committed offsets on the topic; ``lag`` sums, over the
     partitions it committed, high watermark minus committed offset (Kafka's
-    ``ConsumerGroupCommand`` LAG)."""
+    ``ConsumerGroupCommand`` LAG, not clamped at 0 either)."""
 
     group: str
     partitions: dict[int, int]  # partition -> committed offset
@@ -395,12 +395,7 @@ async def topic_groups(
         }
         if not committed:
             continue
-        lags = [
-            max(0, hw - off) if (hw := high.get(p)) is not None else None
-            for p, off in committed.items()
-        ]
-        lag = None if None in lags else sum(x for x in lags if x is not None)
-        out.append(GroupLag(group, dict(sorted(committed.items())), lag))
+        out.append(GroupLag(group, dict(sorted(committed.items())), total_lag(committed, high)))
     return out
 
 

@@ -12,13 +12,16 @@ Kafka's facts kept here:
 * Deleting records "up to the high watermark" is offset ``-1`` in DeleteRecords
   (``DeleteRecordsRequest.HIGH_WATERMARK``), what ``kafka-delete-records.sh`` sends for
   ``"offset": -1`` and librdkafka for ``OFFSET_END``.
+* A group's lag on a partition is high watermark minus committed offset, as Kafka's
+  ``ConsumerGroupCommand.getLag`` computes it: not clamped at 0, unknown (``-``) when
+  either is; a topic's is the sum over the partitions the group committed.
 * A topic's replication factor is the replica count of its first partition (Kafka's
   ``TopicCommand`` describes it so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
 from franz.admin.client import INTERNAL_TOPICS
@@ -31,6 +34,7 @@ __all__ = [
     "parse_config_lines",
     "parse_int",
     "parse_record_deletion",
+    "total_lag",
 ]
 
 #: DeleteRecords' offset meaning "the partition's high watermark".
@@ -111,3 +115,12 @@ def filter_topics(rows: Iterable[N], query: str | None, internal: bool) -> list[
         ),
         key=lambda r: r.name,
     )
+
+
+def total_lag(committed: Mapping[int, int], high: Mapping[int, int | None]) -> int | None:
+    """Sum over ``committed`` (partition -> committed offset) of high watermark minus
+    committed offset; None when a partition's high watermark is unknown."""
+    lags = [high.get(p) for p in committed]
+    if any(hw is None for hw in lags):
+        return None
+    return sum(int(high[p] or 0) - offset for p, offset in committed.items())

@@ -13,6 +13,7 @@ from franz.console.topics_forms import (
     parse_config_lines,
     parse_int,
     parse_record_deletion,
+    total_lag,
 )
 
 
@@ -99,3 +100,15 @@ def test_filter_topics_substring_case_insensitive_sorted_internal_hidden() -> No
     ]
     assert [r.name for r in filter_topics(rows, "offsets", True)] == ["__consumer_offsets"]
     assert filter_topics(rows, "offsets", False) == []
+
+
+def test_total_lag_sums_high_watermark_minus_committed_unclamped() -> None:
+    assert total_lag({0: 12, 1: 5}, {0: 30, 1: 20, 2: 10}) == 18 + 15
+    # A committed offset past the high watermark (the log was truncated) lowers the sum,
+    # as Kafka's ConsumerGroupCommand prints a negative LAG.
+    assert total_lag({0: 40, 1: 5}, {0: 30, 1: 20}) == -10 + 15
+
+
+def test_total_lag_unknown_when_a_high_watermark_is() -> None:
+    assert total_lag({0: 1, 1: 1}, {0: 5, 1: None}) is None
+    assert total_lag({0: 1, 3: 1}, {0: 5}) is None
