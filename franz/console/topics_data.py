@@ -173,6 +173,10 @@ class GroupLag:
     partitions: dict[int, int]  # partition -> committed offset
     lag: int | None
 
+    def partition_lag(self, partition: int, high: int | None) -> int | None:
+        """This partition's LAG given its high watermark (None: unknown)."""
+        return total_lag({partition: self.partitions[partition]}, {partition: high})
+
 
 # -- waiting on librdkafka's futures -------------------------------------------------------
 

@@ -216,6 +216,11 @@ def test_group_lag_equals_consumer_groups_describe(
     browser.get(console.url + "topics/orders")
     shown = rows(browser, "groups", "group")
     assert int(shown["g"]["lag"]) == sum(int(v) for v in cli.values())
+    per_partition = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#groups tr[data-group=\"g\"] span'))"
+        ".map(s => [Number(s.dataset.partition), s.dataset.lag])"
+    )
+    assert dict(per_partition) == {p: lag for p, lag in cli.items()}
     link = browser.find_element(By.CSS_SELECTOR, "#groups tr[data-group='g'] a")
     assert link.get_attribute("href").endswith("/groups/g")
 
