@@ -259,6 +259,21 @@ def test_config_edit_changes_the_topic(
     fill(browser, "config-form", key="retention.ms")
     submit(browser, "#config-form button[value='delete']")
     assert "Removed retention.ms" in banner(browser, "done")
+    # Each row's own form: open it, change the value, set; then reset it from its row.
+    row = "#configs tr[data-config='segment.ms']"
+    browser.find_element(By.CSS_SELECTOR, f"{row} summary").click()
+    value = browser.find_element(By.CSS_SELECTOR, f"{row} input[name='value']")
+    assert value.get_attribute("value") == configs()["segment.ms"].value
+    value.clear()
+    value.send_keys("86400000")
+    submit(browser, f"{row} button[value='set']")
+    assert banner(browser, "done") == "Set segment.ms=86400000 on events"
+    assert configs()["segment.ms"].value == "86400000"
+    browser.find_element(By.CSS_SELECTOR, f"{row} summary").click()
+    submit(browser, f"{row} button[value='delete']")
+    assert banner(browser, "done").startswith("Removed segment.ms")
+    assert ConfigSource(configs()["segment.ms"].source).name == "DEFAULT_CONFIG"
+
     reset = configs()["retention.ms"]
     assert ConfigSource(reset.source).name == "DEFAULT_CONFIG"
     assert reset.value == "604800000"  # log.retention.hours=168
