@@ -10,9 +10,9 @@ from confluent_kafka.admin._config import ConfigResource, ConfigSource
 from confluent_kafka.admin._resource import ResourceType
 from selenium.webdriver.common.by import By
 
-from tests.console.test_topics import rows
 from tests.support.broker import BrokerProcess
 from tests.support.console import ConsoleProcess, screenshot
+from tests.support.console_pages import rows
 
 
 def test_broker_configs_match_describe_configs(

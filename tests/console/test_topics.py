@@ -16,14 +16,13 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource, ConfigSource
-from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.admin._resource import ResourceType
 from confluent_kafka.cimpl import NewTopic
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 from tests.support.broker import BrokerProcess
 from tests.support.console import ConsoleProcess, screenshot, wait_until
+from tests.support.console_pages import alert, banner, fill, rows, submit, watermarks
 
 #: Records produced to each partition of ``orders`` and to ``events``.
 ORDERS = {0: 30, 1: 20, 2: 10}
@@ -68,71 +67,6 @@ def franz(broker: BrokerProcess, *args: str) -> str:
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     return done.stdout
-
-
-def watermarks(admin: AdminClient, topic: str, partitions: int) -> dict[int, tuple[int, int]]:
-    def ask(spec: Any) -> dict[int, int]:
-        tps = {TopicPartition(topic, p): spec for p in range(partitions)}
-        return {tp.partition: f.result(30).offset for tp, f in admin.list_offsets(tps).items()}
-
-    low = ask(OffsetSpec.earliest())  # type: ignore[no-untyped-call]
-    high = ask(OffsetSpec.latest())  # type: ignore[no-untyped-call]
-    return {p: (low[p], high[p]) for p in range(partitions)}
-
-
-def submit(browser: Any, css: str, *, confirm: bool = False) -> None:
-    """Click ``css`` (a form's button), accept the confirm dialog if asked, and wait for
-    the next page."""
-    browser.execute_script("document.body.dataset.before = '1'")
-    browser.find_element(By.CSS_SELECTOR, css).click()
-    if confirm:
-        wait_until(lambda: _alert(browser), timeout=10).accept()
-    wait_until(
-        lambda: browser.execute_script(
-            "return document.readyState === 'complete' && !document.body.dataset.before"
-        )
-    )
-
-
-def _alert(browser: Any) -> Any:
-    try:
-        return browser.switch_to.alert
-    except Exception:
-        return None
-
-
-def banner(browser: Any, kind: str) -> str:
-    """The text of the page's ``#done`` or ``#error`` banner."""
-
-    def text() -> str:
-        try:
-            found = browser.find_elements(By.ID, kind)
-            return found[0].text if found else ""
-        except StaleElementReferenceException:
-            return ""
-
-    return str(wait_until(text, timeout=10))
-
-
-def fill(browser: Any, form: str, **fields: str) -> None:
-    for name, value in fields.items():
-        element = browser.find_element(By.CSS_SELECTOR, f"#{form} [name='{name}']")
-        if element.tag_name == "select":
-            element.find_element(By.CSS_SELECTOR, f"option[value='{value}']").click()
-        else:
-            element.clear()
-            element.send_keys(value)
-
-
-def rows(browser: Any, table: str, key: str) -> dict[str, dict[str, str]]:
-    """``{data-<key>: {attribute: value}}`` of the table's rows' data- attributes."""
-    found = browser.execute_script(
-        """return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr[data-' +
-        arguments[1] + ']')).map(tr => Object.assign({}, tr.dataset))""",
-        f"#{table}",
-        key,
-    )
-    return {row[key]: row for row in found}
 
 
 # -- the list --------------------------------------------------------------------------------
@@ -370,7 +304,7 @@ def test_delete_topic_asks_first(
     browser.get(console.url + "topics/doomed")
     # Dismissing the dialog keeps the topic.
     browser.find_element(By.CSS_SELECTOR, "#delete-topic button").click()
-    wait_until(lambda: _alert(browser), timeout=10).dismiss()
+    wait_until(lambda: alert(browser), timeout=10).dismiss()
     assert "doomed" in admin.list_topics(timeout=30).topics
     submit(browser, "#delete-topic button", confirm=True)
     assert banner(browser, "done") == "Deleted topic doomed"
@@ -386,7 +320,7 @@ def test_long_actions_show_progress(console: ConsoleProcess, browser: Any, data:
     browser.get(console.url + "topics/events")
     browser.execute_script("window.addEventListener('submit', (e) => e.preventDefault())")
     browser.find_element(By.CSS_SELECTOR, "#delete-topic button").click()
-    wait_until(lambda: _alert(browser), timeout=10).dismiss()
+    wait_until(lambda: alert(browser), timeout=10).dismiss()
     assert browser.find_elements(By.CSS_SELECTOR, "#delete-topic .progress") == []
     browser.find_element(By.CSS_SELECTOR, "#add-partitions button").click()
     status = browser.find_element(By.CSS_SELECTOR, "#add-partitions .progress")

@@ -15,9 +15,9 @@ from confluent_kafka.cimpl import NewTopic
 from selenium.webdriver.common.by import By
 
 from franz.admin.cluster_wire import ClusterClient
-from tests.console.test_topics import rows
 from tests.support.cluster import Cluster, new_chroot, start_cluster
 from tests.support.console import ConsoleProcess, screenshot, wait_until
+from tests.support.console_pages import rows
 from tests.support.zookeeper import ZooKeeperServer
 
 

@@ -19,8 +19,8 @@ from confluent_kafka.admin._resource import ResourceType
 from confluent_kafka.cimpl import NewTopic
 
 from franz.admin.cluster_wire import ClusterClient
-from tests.console.test_topics import banner, fill, rows, submit, watermarks
 from tests.support.console import ConsoleProcess, chromium, screenshot, wait_until
+from tests.support.console_pages import banner, fill, rows, submit, watermarks
 from tests.support.kafka_ref import KafkaBroker
 
 
