@@ -82,9 +82,7 @@ async def create(request: Request) -> Response:
         text = await data.create_topic(
             request.app.state.cluster, name, partitions, replication, configs
         )
-    except FormError as exc:
-        return await topic_list(request, error=str(exc), form=form)
-    except data.ActionFailed as exc:
+    except (FormError, data.ActionFailed) as exc:
         return await topic_list(request, error=str(exc), form=form)
     return _done(f"/topics/{quote(name)}", text)
 
