@@ -23,3 +23,20 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   });
 });
+// topics (i-ctopics): form[data-busy=TEXT] shows TEXT beside its buttons once it submits
+//   (actions that wait for the cluster: create, delete, purge) and ignores a second submit.
+//   Runs after the data-confirm listener, so a dismissed confirm shows nothing.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("form[data-busy]").forEach((form) => {
+    form.addEventListener("submit", (event) => {
+      if (event.defaultPrevented) return;
+      if (form.classList.contains("busy")) { event.preventDefault(); return; }
+      form.classList.add("busy");
+      const status = document.createElement("span");
+      status.className = "progress";
+      status.setAttribute("role", "status");
+      status.textContent = form.getAttribute("data-busy");
+      form.appendChild(status);
+    });
+  });
+});
