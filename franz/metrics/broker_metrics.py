@@ -42,6 +42,13 @@ from franz.metrics.collectors import (
     ReplicaManagerCollector,
     ReplicaManagerView,
 )
+from franz.metrics.groups import (
+    ConsumerLagCollector,
+    GroupCoordinatorCollector,
+    GroupCoordinatorView,
+    HighWatermarks,
+)
+from franz.metrics.health import HEALTH_PATH, HealthInputs, evaluate
 from franz.metrics.replication import is_under_replicated
 from franz.network.http_endpoint import HttpEndpoint, HttpRequestHead, HttpResponse
 
@@ -119,6 +126,10 @@ class BrokerMetrics:
         replica_manager: Callable[[], ReplicaManagerView],
         controller: Callable[[], ControllerView | None],
         fetcher_manager: Callable[[], ReplicaFetcherManagerView | None],
+        *,
+        group_coordinator: Callable[[], GroupCoordinatorView] | None = None,
+        high_watermark: HighWatermarks | None = None,
+        health: Callable[[], HealthInputs] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.address = parse_metrics_listener(listener) if listener else None
@@ -127,6 +138,12 @@ class BrokerMetrics:
         self.registry.register(ReplicaManagerCollector(replica_manager))
         self.registry.register(ControllerCollector(controller))
         self.registry.register(ReplicaFetcherCollector(fetcher_manager))
+        if group_coordinator is not None:
+            self.registry.register(GroupCoordinatorCollector(group_coordinator))
+            if high_watermark is not None:
+                self.registry.register(ConsumerLagCollector(group_coordinator, high_watermark))
+        #: The readiness check's inputs (``franz.metrics.health``); None: /health is 404.
+        self.health = health
         self.endpoint: HttpEndpoint | None = None
         self.urp_log = UnderReplicatedLog(broker_id)
         self._urp_task: asyncio.Task[None] | None = None
@@ -167,6 +184,11 @@ class BrokerMetrics:
 
     def handle(self, request: HttpRequestHead) -> HttpResponse:
         """One HTTP request to the endpoint (module docstring)."""
+        if request.path == HEALTH_PATH and self.health is not None:
+            if request.method not in ("GET", "HEAD"):
+                return HttpResponse(405, b"method not allowed\n", headers=(("Allow", "GET, HEAD"),))
+            status, body = evaluate(self.health())
+            return HttpResponse(status, body, "application/json")
         if request.path != METRICS_PATH:
             return HttpResponse(404, f"not found: try {METRICS_PATH}\n".encode())
         if request.method not in ("GET", "HEAD"):
