@@ -43,7 +43,7 @@ def test_all_checks_hold() -> None:
 def _failing(**changes: object) -> tuple[int, list[str], dict[str, dict[str, object]]]:
     fields = {name: getattr(UP, name) for name in HealthInputs.__slots__}
     fields.update(changes)
-    status, report = _report(HealthInputs(**fields))  # type: ignore[arg-type]
+    status, report = _report(HealthInputs(**fields))
     assert report["status"] == ("UP" if status == 200 else "DOWN")
     return status, report["failing"], report["checks"]  # type: ignore[return-value]
 
