@@ -1,7 +1,8 @@
 """Group coordinator metrics, consumer lag and ``/health`` on an embedded broker process:
 a confluent-kafka consumer group reads part of a topic and commits; the scrape's
 ``GroupMetadataManager`` counts and kafka_exporter's lag samples are checked against the
-group's state and against the LAG column ``franz consumer-groups --describe`` prints."""
+group's state and against the LAG column ``franz consumer-groups --describe`` prints; the
+shipped Grafana dashboard's names are in the scrape; ``/health`` answers UP."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
 
+from franz.metrics.catalog import EXPORTED_NAMES
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
+from tests.support.dashboard import expressions, load, metric_names
 from tests.support.metrics import Samples, metrics_url, scrape, value
 
 TOPIC = "lagged"
@@ -144,6 +147,13 @@ def test_group_counts_and_lag_match_consumer_groups_describe(
         assert value(samples, GMM + "numgroups") == 1
         assert value(samples, GMM + "numoffsets") == len(described)
         assert state_counts(samples) == {s: 1 if s == "stable" else 0 for s in STATES}
+        # Every name the shipped dashboard queries that Franz exports is in a real scrape
+        # (the traffic names of i-mtraffic aside: not on this branch).
+        queried = {name for expr in expressions(load()) for name in metric_names(expr)}
+        assert queried & EXPORTED_NAMES, queried
+        assert queried & EXPORTED_NAMES <= set(samples), sorted(
+            (queried & EXPORTED_NAMES) - set(samples)
+        )
     finally:
         consumer.close()
 
