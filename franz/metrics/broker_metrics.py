@@ -12,7 +12,8 @@
   OpenMetrics when the scraper's ``Accept`` asks for it (prometheus_client's
   ``choose_encoder``); another path is 404, another method 405. Served on the broker's event
   loop (``franz.network.http_endpoint`` says why); the broker's start-up line ends with
-  ``metrics http://host:port/metrics``.
+  ``metrics http://host:port/metrics``. ``GET``/``HEAD /health`` is the readiness check
+  (``franz.metrics.health``) when the broker gives its inputs.
 * **Under-replicated log line** (issue 17's "in the broker log at a quiet level"): every
   ``URP_CHECK_INTERVAL_S`` the count of under-replicated partitions this broker leads is
   taken, and when it differs from the last one logged one INFO line says so, at most one line
