@@ -17,6 +17,11 @@ script it from JMX and ZooKeeper); the three checks are what those scripts look 
   set) is not counted.
 * **serving**: every listener's socket server is accepting connections.
 
+The checks read the broker's own state, so a broker resumed after a pause (SIGSTOP, a long
+GC-like stall) may answer from the state it had before it until it learns what changed
+meanwhile (its session expired, UpdateMetadata with its ISR removal): a paused broker
+itself answers nothing, which is what a probe's timeout reports.
+
 200 when all three hold, else 503; the body is JSON either way (``evaluate``), with each
 check's ``ok`` and the names of the failing ones. ``HEAD`` answers the status alone.
 """
