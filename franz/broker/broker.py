@@ -322,6 +322,7 @@ class Broker:
             lambda: self.controller or self.topic_manager.controller,
             lambda: self.replica_manager.replica_fetcher_manager,
             group_coordinator=lambda: self.group_coordinator,
+            txn_coordinator=lambda: self.txn_coordinator,
             high_watermark=known_high_watermarks(
                 self.broker_id, lambda: self.replica_manager.partitions, self.metadata_cache
             ),

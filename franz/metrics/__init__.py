@@ -5,7 +5,8 @@ Grafana dashboards made for Kafka work unchanged.
 Modules: ``names`` (MBean -> Prometheus name, the JMX exporter's rules), ``replication``
 (the replication gauges as Kafka computes them, pure), ``collectors`` (prometheus_client
 collectors reading the broker's state at scrape time), ``groups`` (the group coordinator's
-gauges and kafka_exporter's consumer lag), ``health`` (the ``/health`` readiness check),
+gauges and kafka_exporter's consumer lag), ``transactions`` (the transaction coordinator's
+marker gauges), ``health`` (the ``/health`` readiness check),
 ``catalog`` (every exported name: what the shipped Grafana dashboard may query),
 ``broker_metrics`` (a broker's registry, the ``metrics.listener`` endpoint and the
 under-replicated log line). The HTTP server itself is ``franz.network.http_endpoint``.
@@ -22,7 +23,9 @@ LeaderElectionRateAndTimeMs (count); ``kafka.server:type=ReplicaFetcherManager,n
 clientId=Replica``; ``kafka.server:type=FetcherLagMetrics,name=ConsumerLag`` per followed
 partition; ``kafka.coordinator.group:type=GroupMetadataManager`` NumGroups, NumOffsets,
 NumGroupsPreparingRebalance, NumGroupsCompletingRebalance, NumGroupsStable, NumGroupsDead,
-NumGroupsEmpty; kafka_exporter's ``kafka_consumergroup_*`` (members, current offset, lag).
+NumGroupsEmpty; ``kafka.coordinator.transaction:type=TransactionMarkerChannelManager``
+UnknownDestinationQueueSize, LogAppendRetryQueueSize; kafka_exporter's
+``kafka_consumergroup_*`` (members, current offset, lag).
 """
 
 from franz.metrics.broker_metrics import BrokerMetrics, parse_metrics_listener

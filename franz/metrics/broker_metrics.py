@@ -51,6 +51,7 @@ from franz.metrics.groups import (
 )
 from franz.metrics.health import HEALTH_PATH, HealthInputs, evaluate
 from franz.metrics.replication import is_under_replicated
+from franz.metrics.transactions import TransactionCoordinatorView, TransactionMarkerCollector
 from franz.network.http_endpoint import HttpEndpoint, HttpRequestHead, HttpResponse
 
 __all__ = [
@@ -131,6 +132,7 @@ class BrokerMetrics:
         group_coordinator: Callable[[], GroupCoordinatorView] | None = None,
         high_watermark: HighWatermarks | None = None,
         health: Callable[[], HealthInputs] | None = None,
+        txn_coordinator: Callable[[], TransactionCoordinatorView] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.address = parse_metrics_listener(listener) if listener else None
@@ -143,6 +145,8 @@ class BrokerMetrics:
             self.registry.register(GroupCoordinatorCollector(group_coordinator))
             if high_watermark is not None:
                 self.registry.register(ConsumerLagCollector(group_coordinator, high_watermark))
+        if txn_coordinator is not None:
+            self.registry.register(TransactionMarkerCollector(txn_coordinator))
         #: The readiness check's inputs (``franz.metrics.health``); None: /health is 404.
         self.health = health
         self.endpoint: HttpEndpoint | None = None

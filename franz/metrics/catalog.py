@@ -16,6 +16,7 @@ from franz.metrics import collectors as _c
 from franz.metrics.collectors import KafkaMetric
 from franz.metrics.groups import CONSUMER_LAG_NAMES, GROUP_METADATA_MANAGER
 from franz.metrics.names import exported_sample
+from franz.metrics.transactions import TRANSACTION_MARKER_CHANNEL_MANAGER
 
 __all__ = ["EXPORTED_NAMES", "KAFKA_METRICS", "sample_name"]
 
@@ -43,6 +44,8 @@ KAFKA_METRICS: Final[tuple[KafkaMetric, ...]] = (
     _c.CONSUMER_LAG,
     # franz.metrics.groups (GroupMetadataManager)
     *GROUP_METADATA_MANAGER,
+    # franz.metrics.transactions (TransactionMarkerChannelManager)
+    *TRANSACTION_MARKER_CHANNEL_MANAGER,
 )
 
 

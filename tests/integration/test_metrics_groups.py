@@ -154,6 +154,12 @@ def test_group_counts_and_lag_match_consumer_groups_describe(
         assert queried & EXPORTED_NAMES <= set(samples), sorted(
             (queried & EXPORTED_NAMES) - set(samples)
         )
+        # And every name the catalog lists, but the follower lag (no follower here).
+        missing = EXPORTED_NAMES - {"kafka_server_fetcherlagmetrics_consumerlag"} - set(samples)
+        assert not missing, sorted(missing)
+        txn = "kafka_coordinator_transaction_transactionmarkerchannelmanager_"
+        assert value(samples, txn + "unknowndestinationqueuesize") == 0
+        assert value(samples, txn + "logappendretryqueuesize") == 0
     finally:
         consumer.close()
 

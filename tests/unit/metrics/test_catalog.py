@@ -18,6 +18,7 @@ from tests.unit.metrics.test_collectors import (
 )
 from tests.unit.metrics.test_groups import FakeCoordinator, _group
 from tests.unit.metrics.test_replication import FakeFetcher, FakePartition, FakeState, _context
+from tests.unit.metrics.test_transactions import FakeTxnCoordinator
 
 
 def test_the_catalog_is_what_a_broker_exports() -> None:
@@ -35,6 +36,7 @@ def test_the_catalog_is_what_a_broker_exports() -> None:
         lambda: fetchers,
         group_coordinator=lambda: coordinator,
         high_watermark=lambda _topic, _partition: 10,
+        txn_coordinator=lambda: FakeTxnCoordinator({"t1"}, set()),
     )
     body, _ = metrics.render()
     names = {
