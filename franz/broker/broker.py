@@ -97,6 +97,8 @@ from franz.metadata.zk_store import ZooKeeperMetadataStore
 from franz.metadata.znodes import BrokerInfo
 from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.metrics import BrokerMetrics
+from franz.metrics.groups import known_high_watermarks
+from franz.metrics.health import gather as gather_health
 from franz.network.client import KafkaClientConnection
 from franz.network.listeners import Listener, ListenerConfig, parse_listener
 from franz.network.sender import SenderConfig
@@ -319,10 +321,24 @@ class Broker:
             lambda: self.replica_manager,
             lambda: self.controller or self.topic_manager.controller,
             lambda: self.replica_manager.replica_fetcher_manager,
+            group_coordinator=lambda: self.group_coordinator,
+            txn_coordinator=lambda: self.txn_coordinator,
+            high_watermark=known_high_watermarks(
+                self.broker_id, lambda: self.replica_manager.partitions, self.metadata_cache
+            ),
+            health=lambda: gather_health(
+                self.broker_id,
+                cluster_mode=self.zk is not None,
+                started=self._started,
+                broker_epoch=self.zk_session.broker_epoch if self.zk_session else -1,
+                metadata=self.metadata_cache,
+                replicas=self.replica_manager.partitions,
+                servers=self.listeners.servers,
+            ),
         )
         self._ticker: asyncio.Task[None] | None = None
         self._isr_expiration: asyncio.Task[None] | None = None
-        self._started = False
+        self._started: bool = False
         self._halting = False
 
     def _halt_on_storage_failure(self) -> None:

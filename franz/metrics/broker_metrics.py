@@ -12,7 +12,8 @@
   OpenMetrics when the scraper's ``Accept`` asks for it (prometheus_client's
   ``choose_encoder``); another path is 404, another method 405. Served on the broker's event
   loop (``franz.network.http_endpoint`` says why); the broker's start-up line ends with
-  ``metrics http://host:port/metrics``.
+  ``metrics http://host:port/metrics``. ``GET``/``HEAD /health`` is the readiness check
+  (``franz.metrics.health``) when the broker gives its inputs.
 * **Under-replicated log line** (issue 17's "in the broker log at a quiet level"): every
   ``URP_CHECK_INTERVAL_S`` the count of under-replicated partitions this broker leads is
   taken, and when it differs from the last one logged one INFO line says so, at most one line
@@ -42,7 +43,15 @@ from franz.metrics.collectors import (
     ReplicaManagerCollector,
     ReplicaManagerView,
 )
+from franz.metrics.groups import (
+    ConsumerLagCollector,
+    GroupCoordinatorCollector,
+    GroupCoordinatorView,
+    HighWatermarks,
+)
+from franz.metrics.health import HEALTH_PATH, HealthInputs, evaluate
 from franz.metrics.replication import is_under_replicated
+from franz.metrics.transactions import TransactionCoordinatorView, TransactionMarkerCollector
 from franz.network.http_endpoint import HttpEndpoint, HttpRequestHead, HttpResponse
 
 __all__ = [
@@ -119,6 +128,11 @@ class BrokerMetrics:
         replica_manager: Callable[[], ReplicaManagerView],
         controller: Callable[[], ControllerView | None],
         fetcher_manager: Callable[[], ReplicaFetcherManagerView | None],
+        *,
+        group_coordinator: Callable[[], GroupCoordinatorView] | None = None,
+        high_watermark: HighWatermarks | None = None,
+        health: Callable[[], HealthInputs] | None = None,
+        txn_coordinator: Callable[[], TransactionCoordinatorView] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.address = parse_metrics_listener(listener) if listener else None
@@ -127,6 +141,14 @@ class BrokerMetrics:
         self.registry.register(ReplicaManagerCollector(replica_manager))
         self.registry.register(ControllerCollector(controller))
         self.registry.register(ReplicaFetcherCollector(fetcher_manager))
+        if group_coordinator is not None:
+            self.registry.register(GroupCoordinatorCollector(group_coordinator))
+            if high_watermark is not None:
+                self.registry.register(ConsumerLagCollector(group_coordinator, high_watermark))
+        if txn_coordinator is not None:
+            self.registry.register(TransactionMarkerCollector(txn_coordinator))
+        #: The readiness check's inputs (``franz.metrics.health``); None: /health is 404.
+        self.health = health
         self.endpoint: HttpEndpoint | None = None
         self.urp_log = UnderReplicatedLog(broker_id)
         self._urp_task: asyncio.Task[None] | None = None
@@ -167,6 +189,11 @@ class BrokerMetrics:
 
     def handle(self, request: HttpRequestHead) -> HttpResponse:
         """One HTTP request to the endpoint (module docstring)."""
+        if request.path == HEALTH_PATH and self.health is not None:
+            if request.method not in ("GET", "HEAD"):
+                return HttpResponse(405, b"method not allowed\n", headers=(("Allow", "GET, HEAD"),))
+            status, body = evaluate(self.health())
+            return HttpResponse(status, body, "application/json")
         if request.path != METRICS_PATH:
             return HttpResponse(404, f"not found: try {METRICS_PATH}\n".encode())
         if request.method not in ("GET", "HEAD"):

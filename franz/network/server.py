@@ -138,6 +138,11 @@ class SocketServer:
         self._acceptor = loop.create_task(self._accept_loop(sock))
         self._reaper = loop.create_task(self._reap())
 
+    @property
+    def accepting(self) -> bool:
+        """Listening, with its accept loop running (the readiness check's "serving")."""
+        return self._acceptor is not None and not self._acceptor.done()
+
     # -- accepting ------------------------------------------------------------------------
 
     async def _accept_loop(self, sock: socket.socket) -> None:

@@ -149,6 +149,11 @@ class TransactionCoordinator:
         self._generate = generate_producer_id
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Transactions whose markers wait for a partition leader / whose Complete* append
+        #: waits to be retried (Kafka's ``TransactionMarkerChannelManager`` gauges
+        #: UnknownDestinationQueueSize and LogAppendRetryQueueSize; ``franz.metrics.groups``).
+        self.awaiting_leader: set[str] = set()
+        self.awaiting_log_append: set[str] = set()
         self._closed = False
         now = clock.wall_ms()
         self._last_abort_ms = now
@@ -440,6 +445,10 @@ class TransactionCoordinator:
                 if not self._still_owner(transactional_id, coordinator_epoch):
                     return
                 retry = False
+                if ErrorCode.LEADER_NOT_AVAILABLE in outcome.values():
+                    self.awaiting_leader.add(transactional_id)
+                else:
+                    self.awaiting_leader.discard(transactional_id)
                 for tp in pending:
                     code = outcome.get(tp, ErrorCode.UNKNOWN_SERVER_ERROR)
                     if code in _MARKER_DONE:
@@ -475,9 +484,13 @@ class TransactionCoordinator:
                         error.name,
                     )
                     return
+                self.awaiting_log_append.add(transactional_id)
                 await asyncio.sleep(MARKER_RETRY_BACKOFF_MS / 1000)
         except Exception:
             log.exception("completing the transaction of %r failed", transactional_id)
+        finally:
+            self.awaiting_leader.discard(transactional_id)
+            self.awaiting_log_append.discard(transactional_id)
 
     def resume_markers(self, partition: int, loaded: Iterable[TransactionMetadata]) -> None:
         """After loading ``partition``: finish every transaction caught in Prepare*."""

@@ -305,3 +305,33 @@ def test_end_txn_epoch_rules():
     prepared = prepare_end(metadata, 5, 2, True, True, 10)
     assert not isinstance(prepared, ErrorCode)
     assert prepared[0].txn_state is S.PREPARE_COMMIT and prepared[1] is False
+
+
+def test_waiting_transactions_are_counted_for_the_marker_channel_gauges():
+    """Kafka's TransactionMarkerChannelManager gauges: UnknownDestinationQueueSize (markers
+    waiting for a leader) and LogAppendRetryQueueSize (a Complete* append to retry)."""
+
+    async def go() -> None:
+        c, log, markers, _ = _coordinator()
+        pid = (await c.handle_init_producer_id(TID, 60_000, None)).producer_id
+        await c.handle_add_partitions(TID, pid, 0, [("t", 0), ("t", 1)])
+        markers.answers = [{("t", 1): ErrorCode.LEADER_NOT_AVAILABLE}]
+        await c.handle_end_txn(TID, pid, 0, commit=True)
+        log.fail = NotEnoughReplicasError("isr")  # the Complete* append, once
+        await _settle(c)
+        assert c.awaiting_leader == {TID}  # retrying after the backoff
+        assert c.awaiting_log_append == set()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if c.awaiting_log_append:
+                break
+        assert c.awaiting_log_append == {TID} and c.awaiting_leader == set()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if _state(c).state is S.COMPLETE_COMMIT:
+                break
+        await _settle(c)
+        assert _state(c).state is S.COMPLETE_COMMIT
+        assert c.awaiting_leader == set() and c.awaiting_log_append == set()
+
+    run(go())
