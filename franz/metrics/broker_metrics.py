@@ -43,6 +43,8 @@ from franz.metrics.collectors import (
     ReplicaManagerView,
 )
 from franz.metrics.replication import is_under_replicated
+from franz.metrics.traffic import LoopIdle
+from franz.metrics.traffic_collectors import TrafficSources, register_traffic
 from franz.network.http_endpoint import HttpEndpoint, HttpRequestHead, HttpResponse
 
 __all__ = [
@@ -119,6 +121,7 @@ class BrokerMetrics:
         replica_manager: Callable[[], ReplicaManagerView],
         controller: Callable[[], ControllerView | None],
         fetcher_manager: Callable[[], ReplicaFetcherManagerView | None],
+        traffic: TrafficSources | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.address = parse_metrics_listener(listener) if listener else None
@@ -127,6 +130,10 @@ class BrokerMetrics:
         self.registry.register(ReplicaManagerCollector(replica_manager))
         self.registry.register(ControllerCollector(controller))
         self.registry.register(ReplicaFetcherCollector(fetcher_manager))
+        #: The event loop's idle time (``franz.metrics.traffic.LoopIdle``), with the endpoint.
+        self.loop_idle = LoopIdle() if self.address is not None else None
+        if traffic is not None:
+            register_traffic(self.registry, traffic, self.loop_idle)
         self.endpoint: HttpEndpoint | None = None
         self.urp_log = UnderReplicatedLog(broker_id)
         self._urp_task: asyncio.Task[None] | None = None
@@ -142,6 +149,8 @@ class BrokerMetrics:
 
     async def start(self) -> None:
         """Listen (when configured) and start the under-replicated log line."""
+        if self.loop_idle is not None:
+            self.loop_idle.install(getattr(asyncio.get_running_loop(), "_selector", None))
         if self.address is not None:
             endpoint = HttpEndpoint(*self.address, self.handle)
             await endpoint.start()

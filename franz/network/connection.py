@@ -324,6 +324,11 @@ class KafkaConnection(asyncio.Protocol):
     # -- requests and responses -----------------------------------------------------------
 
     @property
+    def held_requests(self) -> int:
+        """Requests framed and held back by a quota mute (``RequestQueueSize``)."""
+        return len(self._held)
+
+    @property
     def in_flight(self) -> int:
         return len(self._queue)
 

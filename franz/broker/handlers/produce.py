@@ -304,6 +304,10 @@ def _append_all(
                     log.debug("produce to %s-%d failed: %s", name, index, exc)
                 partition_responses.append(_append_error(index, code, replica_manager, tp))
                 continue
+            if legacy:  # ProduceMessageConversionsPerSec (franz.metrics.traffic)
+                replica_manager.topic_stats.produce_converted(
+                    name, info.last_offset - info.first_offset + 1
+                )
             response = {
                 "index": index,
                 "error_code": 0,
