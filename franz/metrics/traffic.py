@@ -188,7 +188,7 @@ def request_name(api_key_name: str) -> str:
 class RequestMetrics:
     """One request name's ``kafka.network:type=RequestMetrics`` (``RequestChannel``'s
     ``RequestMetrics``): ``RequestsPerSec`` per version (KIP-272) and the time histograms, in
-    ms rounded as Kafka rounds them (``Math.round``).
+    ms rounded as Kafka rounds them (``Math.round``: half up).
 
     What the times are in Franz (one event loop, no queues between threads): a request is
     handed to its handler in the loop step that frames it, so ``RequestQueueTimeMs`` is 0
@@ -224,11 +224,12 @@ class RequestMetrics:
     ) -> None:
         requests = self.requests
         requests[version] = requests.get(version, 0) + 1
-        self.request_queue_time.update(round(queue_ns / 1e6))
-        self.local_time.update(round(local_ns / 1e6))
-        self.remote_time.update(round(remote_ns / 1e6))
-        self.response_send_time.update(round(send_ns / 1e6))
-        self.total_time.update(round((queue_ns + local_ns + remote_ns + send_ns) / 1e6))
+        # Java's Math.round of the ms: half up, in integer arithmetic.
+        self.request_queue_time.update((queue_ns + 500_000) // 1_000_000)
+        self.local_time.update((local_ns + 500_000) // 1_000_000)
+        self.remote_time.update((remote_ns + 500_000) // 1_000_000)
+        self.response_send_time.update((send_ns + 500_000) // 1_000_000)
+        self.total_time.update((queue_ns + local_ns + remote_ns + send_ns + 500_000) // 1_000_000)
 
 
 class RequestMetricsRegistry:
