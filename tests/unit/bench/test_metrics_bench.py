@@ -1,0 +1,35 @@
+"""``bench.metrics_bench``'s pure parts: the on / off ratios and the report table."""
+
+from __future__ import annotations
+
+from bench.metrics_bench import Measure, Results, parse_args
+
+
+def test_ratios_pair_each_runs_on_and_off() -> None:
+    results = Results(value_size=100)
+    results.add("produce", "off", Measure(1_000_000, 1.0))
+    results.add("produce", "on", Measure(1_000_000, 1.02))
+    results.add("produce", "off", Measure(1_000_000, 2.0))
+    results.add("produce", "on", Measure(1_000_000, 2.0))
+    ratios = results.ratios("produce")
+    assert len(ratios) == 2
+    assert abs(ratios[0] - 1 / 1.02) < 1e-9
+    assert ratios[1] == 1.0
+    assert results.ratios("consume") == []
+
+
+def test_table_states_the_target_and_the_scrapes() -> None:
+    results = Results(value_size=100)
+    results.add("consume", "off", Measure(100, 1.0))
+    results.add("consume", "on", Measure(90, 1.0))
+    results.scrapes, results.scrape_seconds, results.scrape_bytes = 4, 0.02, 4 * 2048
+    table = results.table()
+    assert "| consume | on | 90 | 0.0 | 1 |" in table
+    assert "| consume | 90.0% | 90.0% | >= 97% (NOT met) |" in table
+    assert "4 scrapes of the `on` broker, 5.0 ms and 2 KiB each on average" in table
+
+
+def test_defaults() -> None:
+    args = parse_args([])
+    assert (args.quick, args.runs, args.records, args.value_size) == (False, None, None, 100)
+    assert parse_args(["--quick"]).quick
