@@ -19,6 +19,14 @@ PreferredReplicaImbalanceCount, GlobalTopicCount, GlobalPartitionCount;
 LeaderElectionRateAndTimeMs (count); ``kafka.server:type=ReplicaFetcherManager,name=MaxLag,
 clientId=Replica``; ``kafka.server:type=FetcherLagMetrics,name=ConsumerLag`` per followed
 partition.
+
+Issue 21's traffic metrics (``traffic``: the counts, kept where traffic happens;
+``histogram``: Kafka's histograms over a sliding window; ``traffic_collectors``):
+``kafka.server:type=BrokerTopicMetrics`` (all topics and per topic),
+``kafka.network:type=RequestMetrics`` per request name, ``type=RequestChannel``
+RequestQueueSize, ``type=SocketServer`` NetworkProcessorAvgIdlePercent,
+``kafka.server:type=KafkaRequestHandlerPool`` RequestHandlerAvgIdlePercent,
+``kafka.log:type=Log`` per partition and ``type=LogFlushStats``.
 """
 
 from franz.metrics.broker_metrics import BrokerMetrics, parse_metrics_listener
