@@ -337,6 +337,7 @@ class Dispatcher:
         connection: KafkaConnection | None = None,
         throttle_ms: int = 0,
     ) -> Response | None:
+        self._encode_ns = 0  # this request's, not a previous one's (read by ``handle``)
         if throttle_ms > 0:
             assert connection is not None
             result = _with_throttle(header, result, throttle_ms)

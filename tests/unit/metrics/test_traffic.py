@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from franz.metrics.histogram import PERCENTILES, Histogram, quantile
 from franz.metrics.names import MBean, exported_sample
 from franz.metrics.traffic import (
+    LOG_FLUSH_STATS,
     BrokerTopicStats,
     LoopIdle,
     RequestMetricsRegistry,
@@ -26,6 +27,7 @@ from franz.metrics.traffic_collectors import (
 )
 from franz.protocol.api_keys import ApiKey
 from franz.storage.files import TopicPartition
+from tests.unit.storage.test_log import batch, make_log
 
 # -- histogram ---------------------------------------------------------------------------
 
@@ -271,3 +273,14 @@ def test_log_samples_per_partition() -> None:
     assert ("kafka_log_logflushstats_logflushrateandtimems_count", ()) in samples
     flush = ("kafka_log_logflushstats_logflushrateandtimems", (("quantile", "0.50"),))
     assert flush in samples
+
+
+def test_a_log_flush_is_timed_in_log_flush_stats(tmp_path: Any) -> None:
+    log = make_log(tmp_path)
+    log.append_as_leader(batch(), leader_epoch=0)
+    before = LOG_FLUSH_STATS.timer.count
+    log.flush()
+    assert LOG_FLUSH_STATS.timer.count == before + 1
+    assert log.recovery_point == log.log_end_offset
+    log.flush()  # nothing below the log end offset to flush: not a flush
+    assert LOG_FLUSH_STATS.timer.count == before + 1
