@@ -148,12 +148,14 @@ class Dispatcher:
         if not timed:
             return result
         version = self._timed_version
+        queue_ns = connection.queue_wait_ns  # held by a quota mute, else 0
         if isinstance(result, Awaitable):
-            return self._timed_later(result, timed, version, time.perf_counter_ns() - started)
+            local_ns = time.perf_counter_ns() - started
+            return self._timed_later(result, timed, version, queue_ns, local_ns)
         send_ns = self._encode_ns
         local_ns = time.perf_counter_ns() - started - send_ns
         for one in timed:
-            one.record(version, 0, local_ns, 0, send_ns)
+            one.record(version, queue_ns, local_ns, 0, send_ns)
         return result
 
     async def _timed_later(
@@ -161,6 +163,7 @@ class Dispatcher:
         pending: Awaitable[Response | None],
         timed: tuple[RequestMetrics, ...],
         version: int,
+        queue_ns: int,
         local_ns: int,
     ) -> Response | None:
         waiting = time.perf_counter_ns()
@@ -169,7 +172,7 @@ class Dispatcher:
         send_ns = self._encode_ns
         remote_ns = time.perf_counter_ns() - waiting - send_ns
         for one in timed:
-            one.record(version, 0, local_ns, remote_ns, send_ns)
+            one.record(version, queue_ns, local_ns, remote_ns, send_ns)
         return response
 
     def _time_as(

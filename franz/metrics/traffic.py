@@ -192,9 +192,9 @@ class RequestMetrics:
 
     What the times are in Franz (one event loop, no queues between threads): a request is
     handed to its handler in the loop step that frames it, so ``RequestQueueTimeMs`` is 0
-    (only a connection muted for a client quota holds framed requests back, and that wait is
-    not measured: it is recorded as 0 too). ``LocalTimeMs``: decoding the request and its
-    handler's synchronous run on the loop. ``RemoteTimeMs``: from then until its result is ready
+    except for requests a connection muted for a client quota held back (KIP-219): their
+    wait. ``LocalTimeMs``: decoding the request and its handler's synchronous run on the
+    loop. ``RemoteTimeMs``: from then until its result is ready
     (a long-polling Fetch, an acks=all Produce waiting for followers, a coordinator's wait:
     Kafka's purgatory). ``ResponseSendTimeMs``: encoding the response and framing it, after
     which the bytes are the transport's (asyncio writes them, or ``sendfile`` sends the

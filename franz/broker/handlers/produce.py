@@ -273,6 +273,9 @@ def _append_all(
             tp = TopicPartition(name, index)
             routed = local_partition(services, tp)
             if isinstance(routed, ErrorCode):
+                if routed != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    # Kafka's appendToLocalLog counts a partition not led here too.
+                    replica_manager.topic_stats.produce_request(name)
                 failed = True
                 partition_responses.append(_error(index, routed, None))
                 continue
