@@ -10,7 +10,8 @@ batch headers and each record's varint framing included), not the clients' key a
 bytes. The clients here count key + value bytes; with 1,000-byte values the framing adds
 about 1 % (and a batch header per batch), so the rates agree within 10 %, and the broker's
 exact figure is checked against the log itself: the partitions' ``kafka_log_log_size`` adds
-up to the bytes in, their ``LogEndOffset`` to the messages in.
+up to the bytes in, their ``LogEndOffset`` to the messages in. Deleting the topic then
+removes its per-topic samples, as Kafka removes its meters.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
@@ -183,3 +185,19 @@ def test_scraped_rates_match_the_clients(
     flushes = _delta(before, after, "kafka_log_logflushstats_logflushrateandtimems_count")
     assert flushes >= sent // 1000 - PARTITIONS
     assert value(after, "kafka_log_logflushstats_logflushrateandtimems", {"quantile": "0.99"}) > 0
+
+    # A deleted topic's per-topic counts and log gauges go (BrokerTopicStats.removeMetrics);
+    # the all-topics counts stay.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.delete_topics([TOPIC])[TOPIC].result(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        gone = scrape(url)
+        if (("topic", TOPIC),) not in gone[BTM + "messagesin_total"]:
+            break
+        time.sleep(0.2)
+    assert (("topic", TOPIC),) not in gone[BTM + "messagesin_total"]
+    assert value(gone, BTM + "messagesin_total") == value(after, BTM + "messagesin_total")
+    assert not any(
+        dict(labels).get("topic") == TOPIC for labels in gone.get("kafka_log_log_size", {})
+    )
