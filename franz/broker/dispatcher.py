@@ -99,6 +99,9 @@ _REQUEST_QUOTA_EXEMPT: Final = frozenset({
     ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
     ApiKey.CONTROLLED_SHUTDOWN, ApiKey.WRITE_TXN_MARKERS, ApiKey.ALTER_PARTITION,
 })
+#: Keys of ``Dispatcher._timed_by_key`` for a consumer's and a follower's Fetch.
+_FETCH_CONSUMER: Final = -1
+_FETCH_FOLLOWER: Final = -2
 #: ``ClientQuotaManagerConfig.NanosToPercentagePerSecond``.
 _NANOS_TO_PERCENTAGE: Final = 100.0 / 1_000_000_000
 
@@ -132,6 +135,8 @@ class Dispatcher:
         self._timed: tuple[RequestMetrics, ...] = ()
         self._timed_version = 0
         self._encode_ns = 0
+        #: API key (or ``_FETCH_*``) -> its ``RequestMetrics``, so a request costs one lookup.
+        self._timed_by_key: dict[int, tuple[RequestMetrics, ...]] = {}
 
     def handle(
         self, connection: KafkaConnection, frame: bytes | bytearray
@@ -181,12 +186,17 @@ class Dispatcher:
         """The ``RequestMetrics`` ``handle`` records this request under: its API's, and a
         Fetch's ``FetchConsumer`` or ``FetchFollower`` too (``RequestChannel``)."""
         key = header.api_key
-        own = metrics.get(request_name(ApiKey(key).name))
         if key == ApiKey.FETCH:
-            kind = "FetchFollower" if _fetch_replica_id(request) >= 0 else "FetchConsumer"
-            self._timed = (own, metrics.get(kind))
-        else:
-            self._timed = (own,)
+            key = _FETCH_FOLLOWER if _fetch_replica_id(request) >= 0 else _FETCH_CONSUMER
+        timed = self._timed_by_key.get(key)
+        if timed is None:
+            if key in (_FETCH_FOLLOWER, _FETCH_CONSUMER):
+                kind = "FetchFollower" if key == _FETCH_FOLLOWER else "FetchConsumer"
+                timed = (metrics.get("Fetch"), metrics.get(kind))
+            else:
+                timed = (metrics.get(request_name(ApiKey(key).name)),)
+            self._timed_by_key[key] = timed
+        self._timed = timed
         self._timed_version = header.api_version
 
     def _refused(
