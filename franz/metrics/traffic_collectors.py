@@ -214,6 +214,29 @@ class RequestMetricsCollector(Collector):
                 yield result
 
 
+def _tagged_family(
+    metric: KafkaMetric, samples: Sequence[tuple[tuple[str, ...], float]]
+) -> Metric | None:
+    """``family`` for many samples of one gauge whose rule turns each tag into a label of
+    the same name and value (the JMX exporter's generic gauge rules): the rules are applied
+    to the first sample and, when they give exactly that, reused for the others; otherwise
+    each sample goes through ``family``. A scrape of thousands of partitions then costs one
+    rule match per gauge, not per partition."""
+    if not samples:
+        return None
+    keys = metric.bean.tag_keys
+    first_tags = samples[0][0]
+    exported = exported_sample(metric.bean, metric.attribute, first_tags)
+    if exported is None or exported.labels != tuple(zip(keys, first_tags, strict=True)):
+        return family(metric, samples)
+    result = family(metric, samples[:1])
+    assert result is not None
+    name = exported.name
+    for tags, value in samples[1:]:
+        result.add_sample(name, dict(zip(keys, tags, strict=True)), value)
+    return result
+
+
 class LogView(Protocol):
     """What ``LogCollector`` reads of ``franz.storage.log.Log``."""
 
@@ -260,7 +283,7 @@ class LogCollector(Collector):
             if not log.offline
         ]
         for metric, value in LOG_GAUGES:
-            result = family(metric, [(tags, value(log)) for tags, log in logs])
+            result = _tagged_family(metric, [(tags, value(log)) for tags, log in logs])
             if result is not None:
                 yield result
         flush = histogram_family(
