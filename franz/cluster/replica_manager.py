@@ -326,8 +326,12 @@ class ReplicaManager:
         self._complete_delayed_produce(tp)
         if delete:
             self.log_manager.delete_log(tp)
-            if not any(t.topic == tp.topic for t in self.partitions):
-                self.topic_stats.remove_topic(tp.topic)  # BrokerTopicStats.removeMetrics
+            # Kafka's maybeRemoveTopicMetrics: the topic's meters go with its last partition
+            # here (the scan only for a topic that has any).
+            if tp.topic in self.topic_stats.topics and not any(
+                t.topic == tp.topic for t in self.partitions
+            ):
+                self.topic_stats.remove_topic(tp.topic)
         if partition is not None:
             self._notify_stopped([(tp, leader_epoch)])
 

@@ -201,3 +201,30 @@ def test_scraped_rates_match_the_clients(
     assert not any(
         dict(labels).get("topic") == TOPIC for labels in gone.get("kafka_log_log_size", {})
     )
+
+
+def test_a_batch_over_max_message_bytes_is_rejected_bytes(
+    broker_factory: type[BrokerProcess], tmp_path: Path
+) -> None:
+    broker = broker_factory(tmp_path / "b", {"metrics.listener": "127.0.0.1:0"}).start()
+    url = metrics_url(broker)
+    assert url is not None
+    create_topic(broker.bootstrap, "small", config={"max.message.bytes": "1000"})
+    errors: list[str] = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "retries": 0})
+    producer.produce(
+        "small", b"x" * 5000, on_delivery=lambda e, _m: errors.append(e.name()) if e else None
+    )
+    producer.flush(30)
+    assert errors == ["MSG_SIZE_TOO_LARGE"]
+    samples = scrape(url)
+    topic = {"topic": "small"}
+    # The whole record set as the request carried it (one batch: 5000 B of value + framing).
+    assert 5000 < value(samples, BTM + "bytesrejected_total", topic) < 5200
+    assert value(samples, BTM + "bytesrejected_total") == value(
+        samples, BTM + "bytesrejected_total", topic
+    )
+    assert value(samples, BTM + "totalproducerequests_total", topic) == 1
+    # MESSAGE_TOO_LARGE is an expected failure: not in FailedProduceRequestsPerSec.
+    assert value(samples, BTM + "failedproducerequests_total", topic) == 0
+    assert value(samples, BTM + "messagesin_total", topic) == 0
