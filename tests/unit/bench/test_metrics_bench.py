@@ -1,8 +1,13 @@
-"""``bench.metrics_bench``'s pure parts: the on / off ratios and the report table."""
+"""``bench.metrics_bench``'s parts that run without brokers: the on / off ratios of
+throughput and CPU per record, the report table, a process's CPU seconds."""
 
 from __future__ import annotations
 
-from bench.metrics_bench import Measure, Results, parse_args
+import os
+from types import SimpleNamespace
+from typing import Any
+
+from bench.metrics_bench import Measure, Results, _cpu_s, parse_args
 
 
 def test_ratios_pair_each_runs_on_and_off() -> None:
@@ -47,3 +52,12 @@ def test_cpu_ratios_compare_cpu_per_record() -> None:
     table = results.table()
     assert "| produce | 101.0% | 101.0% | <= 103% (met) |" in table
     assert "| produce | on | 666,667 | 66.7 | 2.02 | 1 |" in table
+
+
+def test_cpu_seconds_of_a_live_process() -> None:
+    spent = sum(i * i for i in range(200_000))  # some CPU of our own
+    assert spent > 0
+    this: Any = SimpleNamespace(pid=os.getpid())
+    gone: Any = SimpleNamespace(pid=2**22 + 12345)  # above pid_max: no such process
+    assert _cpu_s(this) > 0
+    assert _cpu_s(gone) == 0.0
