@@ -21,7 +21,8 @@ clientId=Replica``; ``kafka.server:type=FetcherLagMetrics,name=ConsumerLag`` per
 partition.
 
 Issue 21's traffic metrics (``traffic``: the counts, kept where traffic happens;
-``histogram``: Kafka's histograms over a sliding window; ``traffic_collectors``):
+``histogram``: Kafka's histograms over a sliding window; ``traffic_collectors``;
+``exposition``: the text format written faster, the same bytes):
 ``kafka.server:type=BrokerTopicMetrics`` (all topics and per topic),
 ``kafka.network:type=RequestMetrics`` per request name, ``type=RequestChannel``
 RequestQueueSize, ``type=SocketServer`` NetworkProcessorAvgIdlePercent,
