@@ -113,11 +113,18 @@ def test_scraped_rates_match_the_clients(
         time.sleep(0.005)
     assert producer.flush(60) == 0
     produced_s = time.monotonic() - started
+    # The producer side's interval ends now; the consumer's when it has read everything
+    # (not after its close, which may take a while on a loaded machine).
+    produced = scrape(url)
+    produced_scraped_s = time.monotonic() - scraped_before
     reader.expected = sent
-    reader.join(timeout=130)
+    deadline = time.monotonic() + 120
+    while reader.records < sent and reader.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert reader.records == sent, (reader.records, sent)
     after = scrape(url)
-    scraped_s = time.monotonic() - scraped_before
+    consumed_scraped_s = time.monotonic() - scraped_before
+    reader.join(timeout=60)
     assert reader.first_at is not None
     consumed_s = reader.last_at - started
 
@@ -125,7 +132,9 @@ def test_scraped_rates_match_the_clients(
     # Exact counts: every record appended once, by the leader.
     assert _delta(before, after, BTM + "messagesin_total") == sent
     assert _delta(before, after, BTM + "messagesin_total", topic) == sent
+    assert _delta(before, produced, BTM + "messagesin_total", topic) == sent
     bytes_in = _delta(before, after, BTM + "bytesin_total", topic)
+    assert _delta(before, produced, BTM + "bytesin_total", topic) == bytes_in
     bytes_out = _delta(before, after, BTM + "bytesout_total", topic)
     assert _delta(before, after, BTM + "bytesin_total") == bytes_in
     # The log holds exactly what BytesIn counted (a fresh topic), and as many records.
@@ -140,9 +149,9 @@ def test_scraped_rates_match_the_clients(
 
     # Rates: counter deltas over the scrape interval against the clients' own.
     broker_rates = {
-        "messages in": sent / scraped_s,
-        "bytes in": bytes_in / scraped_s,
-        "bytes out": bytes_out / scraped_s,
+        "messages in": sent / produced_scraped_s,
+        "bytes in": bytes_in / produced_scraped_s,
+        "bytes out": bytes_out / consumed_scraped_s,
     }
     client_rates = {
         "messages in": sent / produced_s,
