@@ -322,7 +322,7 @@ class Broker:
             lambda: self.replica_manager,
             lambda: self.controller or self.topic_manager.controller,
             lambda: self.replica_manager.replica_fetcher_manager,
-            TrafficSources(
+            traffic=TrafficSources(
                 lambda: self.replica_manager.topic_stats,
                 lambda: self.dispatcher.request_metrics or RequestMetricsRegistry(),
                 lambda: sum(

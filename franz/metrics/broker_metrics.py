@@ -122,6 +122,7 @@ class BrokerMetrics:
         replica_manager: Callable[[], ReplicaManagerView],
         controller: Callable[[], ControllerView | None],
         fetcher_manager: Callable[[], ReplicaFetcherManagerView | None],
+        *,
         traffic: TrafficSources | None = None,
     ) -> None:
         self.broker_id = broker_id
