@@ -99,6 +99,8 @@ from franz.metadata.zookeeper import ZooKeeperClient, ZooKeeperConfig
 from franz.metrics import BrokerMetrics
 from franz.metrics.groups import known_high_watermarks
 from franz.metrics.health import gather as gather_health
+from franz.metrics.traffic import RequestMetricsRegistry
+from franz.metrics.traffic_collectors import TrafficSources
 from franz.network.client import KafkaClientConnection
 from franz.network.listeners import Listener, ListenerConfig, parse_listener
 from franz.network.sender import SenderConfig
@@ -143,8 +145,9 @@ class Broker:
         KafkaClientConnection.inter_broker_sasl = self.sasl.inter_broker
         #: Every listener's socket server (``franz.broker.listeners``); checked first, so a
         #: bad listener or TLS config stops the start before anything is opened.
+        self.dispatcher = Dispatcher(self, self.sasl.gate)
         self.listeners = BrokerListeners(
-            config, Dispatcher(self, self.sasl.gate), _queued_max_request_bytes(config)
+            config, self.dispatcher, _queued_max_request_bytes(config)
         )
         self.listener = self.listeners.config.listeners[0]
         self.server = self.listeners.first
@@ -335,7 +338,20 @@ class Broker:
                 replicas=self.replica_manager.partitions,
                 servers=self.listeners.servers,
             ),
+            traffic=TrafficSources(
+                lambda: self.replica_manager.topic_stats,
+                lambda: self.dispatcher.request_metrics or RequestMetricsRegistry(),
+                lambda: sum(
+                    c.held_requests
+                    for server in self.listeners.servers.values()
+                    for c in server.connections
+                ),
+                lambda: self.log_manager.logs,
+            ),
         )
+        if self.metrics.address is not None:
+            # Requests are timed only while someone can read the figures (franz.metrics).
+            self.dispatcher.request_metrics = RequestMetricsRegistry()
         self._ticker: asyncio.Task[None] | None = None
         self._isr_expiration: asyncio.Task[None] | None = None
         self._started: bool = False

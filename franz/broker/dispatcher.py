@@ -38,6 +38,13 @@ the larger throttle time goes into the response's ``throttle_time_ms`` and the c
 is muted for it once the response is ready (KIP-219, ``KafkaConnection.throttle``). A
 Produce v1-2 response (hand-encoded) keeps ``throttle_time_ms`` 0; its connection is muted
 all the same.
+
+Request metrics (Kafka's ``RequestChannel.Request.updateRequestMetrics``): with the metrics
+endpoint on, each request that reaches its handler is counted and timed under its API's
+name (and a Fetch under ``FetchConsumer`` or ``FetchFollower`` too): the synchronous part
+(decode and handler) is the local time, the wait for an awaitable result the remote time,
+the encoding the send time (``franz.metrics.traffic.RequestMetrics``). Off, the cost is one
+attribute test per request.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from franz.broker.handlers.api_versions import advertised_api_keys
 from franz.broker.refusals import RefusalLog
 from franz.broker.sasl_gate import PASS, SASL_PROTOCOLS, SaslGate
 from franz.errors import ErrorCode, InvalidRequestError
+from franz.metrics.traffic import RequestMetrics, RequestMetricsRegistry, request_name
 from franz.network.connection import CloseConnection, KafkaConnection, Response
 from franz.protocol.api_keys import INTER_BROKER_APIS, SUPPORTED_APIS, ApiKey
 from franz.protocol.fetch import FileRegion
@@ -91,6 +99,9 @@ _REQUEST_QUOTA_EXEMPT: Final = frozenset({
     ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
     ApiKey.CONTROLLED_SHUTDOWN, ApiKey.WRITE_TXN_MARKERS, ApiKey.ALTER_PARTITION,
 })
+#: Keys of ``Dispatcher._timed_by_key`` for a consumer's and a follower's Fetch.
+_FETCH_CONSUMER: Final = -1
+_FETCH_FOLLOWER: Final = -2
 #: ``ClientQuotaManagerConfig.NanosToPercentagePerSecond``.
 _NANOS_TO_PERCENTAGE: Final = 100.0 / 1_000_000_000
 
@@ -116,6 +127,77 @@ class Dispatcher:
         self.refusals = RefusalLog()
         #: SASL listeners' authentication (``franz.broker.sasl_gate``), ahead of everything.
         self.sasl_gate = sasl_gate
+        #: Kafka's ``RequestMetrics`` (``franz.metrics.traffic``), set by the broker when the
+        #: metrics endpoint is on; None: requests are not timed (one test per request).
+        self.request_metrics: RequestMetricsRegistry | None = None
+        #: The request being handled's ``RequestMetrics`` (set by ``_handle``) and its
+        #: response's encoding time (set by ``_encode``), read by ``handle`` in the same step.
+        self._timed: tuple[RequestMetrics, ...] = ()
+        self._timed_version = 0
+        self._encode_ns = 0
+        #: API key (or ``_FETCH_*``) -> its ``RequestMetrics``, so a request costs one lookup.
+        self._timed_by_key: dict[int, tuple[RequestMetrics, ...]] = {}
+
+    def handle(
+        self, connection: KafkaConnection, frame: bytes | bytearray
+    ) -> Response | Awaitable[Response | None] | None:
+        metrics = self.request_metrics
+        if metrics is None:
+            return self._handle(connection, frame)
+        # RequestMetrics (franz.metrics.traffic.RequestMetrics says what each time is here).
+        started = time.perf_counter_ns()
+        self._timed = ()
+        self._encode_ns = 0
+        result = self._handle(connection, frame)
+        timed = self._timed
+        if not timed:
+            return result
+        version = self._timed_version
+        queue_ns = connection.queue_wait_ns  # held by a quota mute, else 0
+        if isinstance(result, Awaitable):
+            local_ns = time.perf_counter_ns() - started
+            return self._timed_later(result, timed, version, queue_ns, local_ns)
+        send_ns = self._encode_ns
+        local_ns = time.perf_counter_ns() - started - send_ns
+        for one in timed:
+            one.record(version, queue_ns, local_ns, 0, send_ns)
+        return result
+
+    async def _timed_later(
+        self,
+        pending: Awaitable[Response | None],
+        timed: tuple[RequestMetrics, ...],
+        version: int,
+        queue_ns: int,
+        local_ns: int,
+    ) -> Response | None:
+        waiting = time.perf_counter_ns()
+        response = await pending
+        # ``_encode`` ran in this same step, at the end of ``pending``.
+        send_ns = self._encode_ns
+        remote_ns = time.perf_counter_ns() - waiting - send_ns
+        for one in timed:
+            one.record(version, queue_ns, local_ns, remote_ns, send_ns)
+        return response
+
+    def _time_as(
+        self, header: RequestHeader, request: Any, metrics: RequestMetricsRegistry
+    ) -> None:
+        """The ``RequestMetrics`` ``handle`` records this request under: its API's, and a
+        Fetch's ``FetchConsumer`` or ``FetchFollower`` too (``RequestChannel``)."""
+        key = header.api_key
+        if key == ApiKey.FETCH:
+            key = _FETCH_FOLLOWER if _fetch_replica_id(request) >= 0 else _FETCH_CONSUMER
+        timed = self._timed_by_key.get(key)
+        if timed is None:
+            if key in (_FETCH_FOLLOWER, _FETCH_CONSUMER):
+                kind = "FetchFollower" if key == _FETCH_FOLLOWER else "FetchConsumer"
+                timed = (metrics.get("Fetch"), metrics.get(kind))
+            else:
+                timed = (metrics.get(request_name(ApiKey(key).name)),)
+            self._timed_by_key[key] = timed
+        self._timed = timed
+        self._timed_version = header.api_version
 
     def _refused(
         self, connection: KafkaConnection, header: RequestHeader, kind: str, reason: str
@@ -123,7 +205,7 @@ class Dispatcher:
         host = connection.peer.rsplit(":", 1)[0]
         self.refusals.refused(header.client_id or "", host, kind, reason)
 
-    def handle(
+    def _handle(
         self, connection: KafkaConnection, frame: bytes | bytearray
     ) -> Response | Awaitable[Response | None] | None:
         if self.sasl_gate is not None and connection.security_protocol in SASL_PROTOCOLS:
@@ -204,6 +286,8 @@ class Dispatcher:
             log.debug("closing %s: %s", connection.peer, exc)
             raise CloseConnection from exc
         context = RequestContext(header, connection, self.services, self.refusals)
+        if self.request_metrics is not None:
+            self._time_as(header, request, self.request_metrics)
         quotas = self.services.client_quotas
         if quotas.enabled:
             return self._handle_with_quotas(quotas, handler, context, request, len(frame))
@@ -266,12 +350,21 @@ class Dispatcher:
         connection: KafkaConnection | None = None,
         throttle_ms: int = 0,
     ) -> Response | None:
+        self._encode_ns = 0  # this request's, not a previous one's (read by ``handle``)
         if throttle_ms > 0:
             assert connection is not None
             result = _with_throttle(header, result, throttle_ms)
             connection.throttle(throttle_ms)
         if result is None:
             return None
+        if self.request_metrics is None:
+            return self._encoded(header, result)
+        started = time.perf_counter_ns()
+        response = self._encoded(header, result)
+        self._encode_ns = time.perf_counter_ns() - started
+        return response
+
+    def _encoded(self, header: RequestHeader, result: Any) -> Response:
         stand_in = stand_in_for(header.api_key, header.api_version)
         if isinstance(result, RawBody):
             chunks = result.chunks

@@ -424,6 +424,8 @@ class ReplicaFetcher:
                     f"log end offset {partition.log_end_offset}"
                 )
             info = partition.append_records_to_follower(records[:length])
+            # Kafka's ReplicaFetcherThread.processPartitionData: ReplicationBytesInPerSec.
+            self.manager.replica_manager.topic_stats.replication_bytes_in += length
             if info.batch_count:
                 state.fetch_offset = info.last_offset + 1
                 state.last_fetched_epoch = partition.log.leader_epoch_cache.latest_epoch

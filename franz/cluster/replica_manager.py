@@ -66,7 +66,9 @@ from franz.errors import (
     NotLeaderOrFollowerError,
     StaleControllerEpochError,
     UnknownTopicOrPartitionError,
+    error_code_for,
 )
+from franz.metrics.traffic import BrokerTopicStats
 from franz.storage.files import TopicPartition
 from franz.storage.log import LogAppendInfo
 from franz.storage.log_manager import LogManager
@@ -140,6 +142,8 @@ class ReplicaManager:
         self.isr_expands = 0
         self.isr_shrinks = 0
         self.failed_isr_updates = 0
+        #: Kafka's ``BrokerTopicStats`` (``franz.metrics.traffic``): leader appends count here.
+        self.topic_stats = BrokerTopicStats()
 
     def mark_isr_expand(self) -> None:
         self.isr_expands += 1
@@ -322,6 +326,12 @@ class ReplicaManager:
         self._complete_delayed_produce(tp)
         if delete:
             self.log_manager.delete_log(tp)
+            # Kafka's maybeRemoveTopicMetrics: the topic's meters go with its last partition
+            # here (the scan only for a topic that has any).
+            if tp.topic in self.topic_stats.topics and not any(
+                t.topic == tp.topic for t in self.partitions
+            ):
+                self.topic_stats.remove_topic(tp.topic)
         if partition is not None:
             self._notify_stopped([(tp, leader_epoch)])
 
@@ -394,14 +404,26 @@ class ReplicaManager:
         """Append to the leader replica; wake followers waiting on ``tp``, and consumers and
         delayed produces if the HW moved. ``verification_guard``: KIP-890's, from
         ``maybe_start_transaction_verification``."""
-        partition = self.get_partition(tp)
-        hw = partition.log.high_watermark
-        info = partition.append_records_to_leader(
-            records,
-            from_client=from_client,
-            required_acks=required_acks,
-            verification_guard=verification_guard,
-        )
+        stats = self.topic_stats.produce_request(tp.topic)
+        try:
+            partition = self.get_partition(tp)
+            hw = partition.log.high_watermark
+            info = partition.append_records_to_leader(
+                records,
+                from_client=from_client,
+                required_acks=required_acks,
+                verification_guard=verification_guard,
+            )
+        except Exception as exc:
+            # Kafka's appendToLocalLog / processFailedRecord (franz.metrics.traffic).
+            code = error_code_for(exc)
+            if code == ErrorCode.MESSAGE_TOO_LARGE:
+                self.topic_stats.rejected(stats, len(records))
+            self.topic_stats.produce_failed(stats, code)
+            raise
+        if info.first_offset >= 0:
+            # LogAppendInfo.numMessages: a retried duplicate counts again, as in Kafka.
+            self.topic_stats.appended(stats, len(records), info.last_offset - info.first_offset + 1)
         if info.batch_count:
             if self._follower_waiters:
                 self._wake_followers(tp)

@@ -26,6 +26,16 @@ NumGroupsPreparingRebalance, NumGroupsCompletingRebalance, NumGroupsStable, NumG
 NumGroupsEmpty; ``kafka.coordinator.transaction:type=TransactionMarkerChannelManager``
 UnknownDestinationQueueSize, LogAppendRetryQueueSize; kafka_exporter's
 ``kafka_consumergroup_*`` (members, current offset, lag).
+partition.
+
+Issue 21's traffic metrics (``traffic``: the counts, kept where traffic happens;
+``histogram``: Kafka's histograms over a sliding window; ``traffic_collectors``;
+``exposition``: the text format written faster, the same bytes):
+``kafka.server:type=BrokerTopicMetrics`` (all topics and per topic),
+``kafka.network:type=RequestMetrics`` per request name, ``type=RequestChannel``
+RequestQueueSize, ``type=SocketServer`` NetworkProcessorAvgIdlePercent,
+``kafka.server:type=KafkaRequestHandlerPool`` RequestHandlerAvgIdlePercent,
+``kafka.log:type=Log`` per partition and ``type=LogFlushStats``.
 """
 
 from franz.metrics.broker_metrics import BrokerMetrics, parse_metrics_listener

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Final
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import choose_encoder
+from prometheus_client.exposition import choose_encoder, generate_latest
 
 from franz.errors import InvalidConfigurationError
 from franz.metrics.collectors import (
@@ -43,6 +43,7 @@ from franz.metrics.collectors import (
     ReplicaManagerCollector,
     ReplicaManagerView,
 )
+from franz.metrics.exposition import encode_text
 from franz.metrics.groups import (
     ConsumerLagCollector,
     GroupCoordinatorCollector,
@@ -51,6 +52,8 @@ from franz.metrics.groups import (
 )
 from franz.metrics.health import HEALTH_PATH, HealthInputs, evaluate
 from franz.metrics.replication import is_under_replicated
+from franz.metrics.traffic import LoopIdle
+from franz.metrics.traffic_collectors import TrafficSources, register_traffic
 from franz.metrics.transactions import TransactionCoordinatorView, TransactionMarkerCollector
 from franz.network.http_endpoint import HttpEndpoint, HttpRequestHead, HttpResponse
 
@@ -133,6 +136,7 @@ class BrokerMetrics:
         high_watermark: HighWatermarks | None = None,
         health: Callable[[], HealthInputs] | None = None,
         txn_coordinator: Callable[[], TransactionCoordinatorView] | None = None,
+        traffic: TrafficSources | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.address = parse_metrics_listener(listener) if listener else None
@@ -149,6 +153,10 @@ class BrokerMetrics:
             self.registry.register(TransactionMarkerCollector(txn_coordinator))
         #: The readiness check's inputs (``franz.metrics.health``); None: /health is 404.
         self.health = health
+        #: The event loop's idle time (``franz.metrics.traffic.LoopIdle``), with the endpoint.
+        self.loop_idle = LoopIdle() if self.address is not None else None
+        if traffic is not None:
+            register_traffic(self.registry, traffic, self.loop_idle)
         self.endpoint: HttpEndpoint | None = None
         self.urp_log = UnderReplicatedLog(broker_id)
         self._urp_task: asyncio.Task[None] | None = None
@@ -164,6 +172,8 @@ class BrokerMetrics:
 
     async def start(self) -> None:
         """Listen (when configured) and start the under-replicated log line."""
+        if self.loop_idle is not None:
+            self.loop_idle.install(getattr(asyncio.get_running_loop(), "_selector", None))
         if self.address is not None:
             endpoint = HttpEndpoint(*self.address, self.handle)
             await endpoint.start()
@@ -185,6 +195,8 @@ class BrokerMetrics:
     def render(self, accept: str = "") -> tuple[bytes, str]:
         """The registry in the format ``accept`` asks for: (body, content type)."""
         encoder, content_type = choose_encoder(accept)
+        if encoder is generate_latest:  # text 0.0.4: the same bytes, faster (exposition)
+            return encode_text(self.registry), content_type
         return encoder(self.registry), content_type
 
     def handle(self, request: HttpRequestHead) -> HttpResponse:

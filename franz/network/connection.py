@@ -173,7 +173,10 @@ class KafkaConnection(asyncio.Protocol):
         #: requests received meanwhile.
         self._throttle_timer: asyncio.TimerHandle | None = None
         self._throttle_until = 0.0
-        self._held: collections.deque[bytes | bytearray] = collections.deque()
+        self._held: collections.deque[tuple[bytes | bytearray, int]] = collections.deque()
+        #: While a held request is handed over: how long it was held, in ns (Kafka's request
+        #: queue time, ``RequestMetrics``); 0 otherwise.
+        self.queue_wait_ns = 0
         #: How long ``close`` leaves the socket open after the last response (a failed SASL
         #: login's, set by the SASL gate); 0: closed at once.
         self.close_grace_s = 0.0
@@ -272,7 +275,7 @@ class KafkaConnection(asyncio.Protocol):
             if self._closing:
                 return
             if self._throttle_timer is not None or self._held:
-                self._held.append(frame)
+                self._held.append((frame, time.perf_counter_ns()))
                 continue
             self._dispatch(frame)
         self._update_reading()
@@ -322,6 +325,11 @@ class KafkaConnection(asyncio.Protocol):
         return self._decoder.buffered
 
     # -- requests and responses -----------------------------------------------------------
+
+    @property
+    def held_requests(self) -> int:
+        """Requests framed and held back by a quota mute (``RequestQueueSize``)."""
+        return len(self._held)
 
     @property
     def in_flight(self) -> int:
@@ -382,7 +390,12 @@ class KafkaConnection(asyncio.Protocol):
         self._throttle_timer = None
         held = self._held
         while held and self._throttle_timer is None and not self._closing:
-            self._dispatch(held.popleft())
+            frame, since = held.popleft()
+            self.queue_wait_ns = time.perf_counter_ns() - since
+            try:
+                self._dispatch(frame)
+            finally:
+                self.queue_wait_ns = 0
         if not held and self._closing_after_flush and not self._queue and self._writer is None:
             self.close()
             return

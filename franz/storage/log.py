@@ -45,6 +45,7 @@ import logging
 import os
 import random
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from franz.errors import (
     RecordBatchTooLargeError,
     RecordTooLargeError,
 )
+from franz.metrics.traffic import LOG_FLUSH_STATS
 from franz.protocol.records.batch import RecordBatchView, TimestampType, iter_batches
 from franz.protocol.records.inflated import iter_records
 from franz.storage.batch_check import BatchCheck
@@ -943,6 +945,7 @@ class Log:
         target = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
         if target <= self.recovery_point:
             return
+        started = time.perf_counter_ns()
         try:
             for segment in self._segments[self._segment_index_for(self.recovery_point) :]:
                 if segment.base_offset >= target:
@@ -950,6 +953,7 @@ class Log:
                 segment.flush()
         except OSError as exc:
             self._fail(exc)
+        LOG_FLUSH_STATS.flushed(time.perf_counter_ns() - started)  # LogFlushRateAndTimeMs
         self.recovery_point = target
         self.last_flush_ms = self._clock.wall_ms()
 

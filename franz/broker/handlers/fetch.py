@@ -514,6 +514,10 @@ def _respond(
         throttled = _fetch_quota_throttled(ctx, plan, results)
         if throttled is not None:
             return throttled
+    # BytesOutPerSec, TotalFetchRequestsPerSec... per partition (franz.metrics.traffic).
+    stats, follower = ctx.services.replica_manager.topic_stats, plan.follower_id >= 0
+    for cached, result in results:
+        stats.fetched(cached.topic, result.error_code, _records_size(result), follower)
     endpoints = _leader_hints(ctx, results) if plan.version >= FIRST_NODE_ENDPOINTS else None
     by_topic: dict[str, FetchTopicResult] = {}
     with_data: list[SessionKey] = []
@@ -547,6 +551,13 @@ def _respond(
             node_endpoints=endpoints,
         )
     )
+
+
+def _records_size(result: FetchPartitionResult) -> int:
+    records = result.records
+    if not records:
+        return 0
+    return sum(r.size if isinstance(r, FileRegion) else len(r) for r in records)
 
 
 def _quota_window_bytes(ctx: RequestContext) -> int:

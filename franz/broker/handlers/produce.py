@@ -273,6 +273,9 @@ def _append_all(
             tp = TopicPartition(name, index)
             routed = local_partition(services, tp)
             if isinstance(routed, ErrorCode):
+                if routed != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    # Kafka's appendToLocalLog counts a partition not led here too.
+                    replica_manager.topic_stats.produce_request(name)
                 failed = True
                 partition_responses.append(_error(index, routed, None))
                 continue
@@ -304,6 +307,10 @@ def _append_all(
                     log.debug("produce to %s-%d failed: %s", name, index, exc)
                 partition_responses.append(_append_error(index, code, replica_manager, tp))
                 continue
+            if legacy:  # ProduceMessageConversionsPerSec (franz.metrics.traffic)
+                replica_manager.topic_stats.produce_converted(
+                    name, info.last_offset - info.first_offset + 1
+                )
             response = {
                 "index": index,
                 "error_code": 0,
