@@ -30,7 +30,7 @@ __all__ = ["PAGES", "ConsoleSettings", "create_app", "human_bytes", "render", "t
 _HERE: Final = Path(__file__).parent
 
 #: The page modules under ``franz.console.pages``, in the navigation's order.
-PAGES: Final = ["overview", "charts"]
+PAGES: Final = ["overview", "charts", "acls", "users"]
 
 templates: Final = Environment(
     loader=FileSystemLoader(_HERE / "templates"),
