@@ -135,6 +135,10 @@ class Rates:
     #: Endpoints whose latest scrape failed, with the reason.
     failing: dict[str, str] = field(default_factory=dict)
     ticks: int = 0
+    #: Indexes of the endpoints whose latest scrape answered without any ``METRICS`` sample
+    #: (a broker that does not export BrokerTopicMetrics, a JMX exporter without Kafka's
+    #: rules).
+    silent: list[int] = field(default_factory=list)
 
 
 def _rate(
@@ -175,9 +179,10 @@ def _topics_sum(counters: Counters | None, metric: str) -> Counters | None:
 def rates(ticks: Sequence[Tick], top: int = TOP_TOPICS) -> Rates:
     """Every chart's series from ``ticks`` (oldest first): the total and, per metric, the
     ``top`` topics with the highest latest rate (ties by name)."""
+    silent = [i for i, c in enumerate(ticks[-1].counters) if c == {}] if ticks else []
     if len(ticks) < 2:
-        return Rates(ticks=len(ticks))
-    result = Rates(ticks=len(ticks))
+        return Rates(ticks=len(ticks), silent=silent)
+    result = Rates(ticks=len(ticks), silent=silent)
     for metric in METRICS:
         result.total[metric] = _series(ticks, (metric, TOTAL), "all topics")
         topics = sorted(

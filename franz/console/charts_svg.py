@@ -56,7 +56,9 @@ def format_rate(value: float | None, unit: str = "") -> str:
         size = value
         for prefix in ("B", "KiB", "MiB", "GiB"):
             if abs(size) < 1024 or prefix == "GiB":
-                return f"{size:.0f} B/s" if prefix == "B" else f"{size:.1f} {prefix}/s"
+                if prefix != "B":
+                    return f"{size:.1f} {prefix}/s"
+                return f"{size:.0f} B/s" if size >= 10 or size == int(size) else f"{size:.1f} B/s"
             size /= 1024
     for divisor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= divisor:

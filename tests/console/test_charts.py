@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry, Counter, start_http_server
 from prometheus_client.core import CounterMetricFamily
 from selenium.webdriver.common.by import By
 
@@ -107,16 +107,23 @@ def test_charts_show_the_rates_of_the_endpoints(
 ) -> None:
     first = _Endpoint({"orders": 400.0, "audit": 100.0})
     second = _Endpoint({"orders": 200.0})
+    # An endpoint that answers without BrokerTopicMetrics (say, a JMX exporter without
+    # Kafka's rules): it adds nothing and the page says what it lacks.
+    other = CollectorRegistry()
+    Counter("jvm_gc_collections", "not Kafka's", registry=other).inc()
+    silent, _ = start_http_server(0, addr="127.0.0.1", registry=other)
+    silent_url = f"http://127.0.0.1:{silent.server_port}/metrics"
+    urls = ["--metrics-url", first.url, "--metrics-url", second.url, "--metrics-url", silent_url]
     try:
-        with ConsoleProcess(
-            broker.bootstrap, tmp_path, "--metrics-url", first.url, "--metrics-url", second.url
-        ) as console:
+        with ConsoleProcess(broker.bootstrap, tmp_path, *urls) as console:
             browser.get(console.url + "charts")
             assert first.url in browser.find_element(By.ID, "charts-sources").text
             # Both endpoints' totals, summed: 700 messages/s, 70,000 B/s in, 140,000 B/s out.
             wait_until(lambda: _near(_latest(browser, "#latest-messages_in"), 700), SETTLE_S)
             wait_until(lambda: _near(_latest(browser, "#latest-bytes_in"), 70_000), SETTLE_S)
             wait_until(lambda: _near(_latest(browser, "#latest-bytes_out"), 140_000), SETTLE_S)
+            banner = browser.find_element(By.CSS_SELECTOR, f"[data-silent='{silent_url}']")
+            assert "kafka_server_brokertopicmetrics_" in banner.text
             legend = "#legend-messages_in tr[data-topic='{}']"
             assert wait_until(lambda: _near(_latest(browser, legend.format("orders")), 600))
             assert _near(_latest(browser, legend.format("audit")), 100)
@@ -145,6 +152,8 @@ def test_charts_show_the_rates_of_the_endpoints(
     finally:
         first.close()
         second.close()
+        silent.shutdown()
+        silent.server_close()
 
 
 def _is_attached(browser: Any, element: Any) -> bool:

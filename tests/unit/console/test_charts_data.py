@@ -96,6 +96,13 @@ def test_fewer_than_two_ticks_have_no_rates() -> None:
     assert rates([_tick(0.0, {})]).ticks == 1
 
 
+def test_endpoints_answering_without_the_counters_are_silent() -> None:
+    key = ("messages_in", TOTAL)
+    result = rates([_tick(0.0, {key: 0.0}, {}, None), _tick(1.0, {key: 5.0}, {}, None)])
+    assert result.silent == [1]  # not 2: that one failed (``failing`` says why)
+    assert result.total["messages_in"].latest == 5.0
+
+
 @pytest.mark.parametrize("metric", sorted(METRICS))
 def test_names_are_the_jmx_exporter_counter_names(metric: str) -> None:
     # kafka-2_0_0.yml: kafka.server<type=BrokerTopicMetrics, name=XPerSec><>Count -> ..._x_total

@@ -34,6 +34,8 @@ def test_byte_ceiling_is_round_in_binary_multiples() -> None:
         (1234.5, "", "1.23k/s"),
         (2.5e6, "", "2.5M/s"),
         (100, "B", "100 B/s"),
+        (1000, "B", "1000 B/s"),
+        (0.5, "B", "0.5 B/s"),
         (1536, "B", "1.5 KiB/s"),
         (3 * 1024**2, "B", "3.0 MiB/s"),
     ],
