@@ -9,10 +9,12 @@ main page in headless Chromium (``tests.support.console.chromium``):
 
 * topics ``orders`` (3 partitions, JSON values with keys and headers), ``clickstream``
   (text lines), ``payments`` (6 partitions) and ``audit-log``;
-* a consumer group ``billing`` that read part of ``orders`` and committed (so it has lag);
+* a consumer group ``billing`` that committed offset 40 of each partition of ``orders``
+  (100 records each: a lag of 60 per partition);
 * two ACLs and one SCRAM user;
-* a producer paced at ~200 records/s to ``clickstream`` and ``orders`` for ``--charts-s``
-  seconds before the charts are taken (the live charts need a few scrapes).
+* a producer paced at ~200 records/s to ``clickstream`` and ``audit-log``, and a consumer
+  group ``analytics`` reading ``clickstream``, for ``--charts-s`` seconds before the
+  screenshots are taken (the live charts need a few scrapes).
 
 Pages: overview, topics, topic detail, messages, groups, group detail, charts, acls, users.
 A page the console does not serve (404: not on this branch yet) is skipped and listed at
@@ -43,13 +45,15 @@ PAGES: Final = (
     ("overview", "/"),
     ("topics", "/topics"),
     ("topic-detail", "/topics/orders"),
-    ("messages", "/topics/orders/messages?partition=&from=earliest&limit=100"),
+    ("messages", "/topics/orders/messages?partition=0&from=earliest&limit=12"),
     ("groups", "/groups"),
     ("group-detail", "/groups/billing"),
     ("charts", "/charts"),
     ("acls", "/acls"),
     ("users", "/users"),
 )
+#: The tallest PNG (px): a README shows the top of a long page.
+MAX_HEIGHT: Final = 2000
 TOPICS: Final = {"orders": 3, "clickstream": 1, "payments": 6, "audit-log": 1}
 
 
@@ -85,13 +89,14 @@ def load_demo_data(bootstrap: str) -> None:
     ).values():
         future.result(60)
     producer = Producer({"bootstrap.servers": bootstrap})
-    for i in range(300):
+    for i in range(TOPICS["orders"] * 100):
         order = {"id": f"o-{i:05d}", "customer": f"c-{i % 23}", "total": round(9.5 + i * 1.25, 2),
                  "items": [{"sku": f"sku-{i % 7}", "qty": 1 + i % 3}]}  # fmt: skip
         producer.produce(
             "orders",
             json.dumps(order).encode(),
             key=f"c-{i % 23}".encode(),
+            partition=i % TOPICS["orders"],
             headers=[("source", b"web"), ("trace-id", f"{i:08x}".encode())],
         )
         producer.produce("clickstream", f"GET /products/{i % 40} 200 {12 + i % 90}ms".encode())
@@ -100,15 +105,12 @@ def load_demo_data(bootstrap: str) -> None:
     if producer.flush(60) != 0:
         raise RuntimeError("demo records not all delivered")
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "billing",
-                         "enable.auto.commit": False})  # fmt: skip
-    consumer.assign([TopicPartition("orders", p, 0) for p in range(TOPICS["orders"])])
-    read = 0
-    deadline = time.monotonic() + 30
-    while read < 150 and time.monotonic() < deadline:
-        if (message := consumer.poll(1.0)) is not None and not message.error():
-            read += 1
-    consumer.commit(asynchronous=False)
+    # The group "billing" committed offset 40 of each partition of orders (lag 60 each).
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "billing"})
+    consumer.commit(
+        offsets=[TopicPartition("orders", p, 40) for p in range(TOPICS["orders"])],
+        asynchronous=False,
+    )
     consumer.close()
 
     for future in admin.create_acls([
@@ -126,12 +128,33 @@ def load_demo_data(bootstrap: str) -> None:
 
 
 class Traffic:
-    """A producer paced at ~``rate`` records/s until ``stop()``."""
+    """A producer paced at ~``rate`` records/s and a consumer of ``clickstream`` in the
+    group ``analytics`` (Stable, one member, committing: bytes out on the charts) until
+    ``stop()``."""
 
     def __init__(self, bootstrap: str, rate: int = 200) -> None:
         self.bootstrap, self.rate = bootstrap, rate
         self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.threads = [
+            threading.Thread(target=self._run, daemon=True),
+            threading.Thread(target=self._consume, daemon=True),
+        ]
+
+    def _consume(self) -> None:
+        from confluent_kafka import Consumer
+
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": "analytics",
+                "auto.offset.reset": "earliest",
+                "client.id": "analytics-1",
+            }
+        )
+        consumer.subscribe(["clickstream"])
+        while not self.stopped.is_set():
+            consumer.poll(0.2)
+        consumer.close()
 
     def _run(self) -> None:
         from confluent_kafka import Producer
@@ -144,23 +167,25 @@ class Traffic:
                 i += 1
                 producer.produce("clickstream", f"GET /cart {i}".encode())
                 if i % 3 == 0:
-                    producer.produce("orders", json.dumps({"id": f"live-{i}"}).encode())
+                    producer.produce("audit-log", f"order live-{i} accepted".encode())
             producer.poll(0)
             self.stopped.wait(max(0.0, 0.1 - (time.monotonic() - began)))
         producer.flush(30)
 
     def start(self) -> None:
-        self.thread.start()
+        for thread in self.threads:
+            thread.start()
 
     def stop(self) -> None:
         self.stopped.set()
-        self.thread.join(60)
+        for thread in self.threads:
+            thread.join(60)
 
 
 def save(driver: Any, path: Path) -> None:
     """The whole page's height (as ``tests.support.console.screenshot``), into ``path``."""
     height = int(driver.execute_script("return document.documentElement.scrollHeight") or 900)
-    driver.set_window_size(1400, max(900, min(height + 40, 4000)))
+    driver.set_window_size(1400, max(900, min(height + 40, MAX_HEIGHT)))
     driver.save_screenshot(str(path))
     driver.set_window_size(1400, 1000)
 
