@@ -3,6 +3,8 @@ exposition, and rates from counter deltas (sum over endpoints, resets, gaps, top
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily
@@ -108,3 +110,21 @@ def test_names_are_the_jmx_exporter_counter_names(metric: str) -> None:
     # kafka-2_0_0.yml: kafka.server<type=BrokerTopicMetrics, name=XPerSec><>Count -> ..._x_total
     assert METRICS[metric].startswith("kafka_server_brokertopicmetrics_")
     assert METRICS[metric].endswith("_total")
+
+
+def test_rates_of_1000_topics_over_a_full_window_stay_well_under_a_refresh() -> None:
+    """The fragment is recomputed every 2 s: 1,000 topics x 3 metrics x 151 ticks must not
+    make a page slow (13 ms measured; 300 ms leaves a loaded machine room)."""
+    ticks = []
+    for i in range(151):
+        counters = {(m, f"topic-{t:04d}"): float(i * t) for m in METRICS for t in range(1000)}
+        counters.update({(m, TOTAL): float(i * 499_500) for m in METRICS})
+        ticks.append(_tick(i * 2.0, counters))
+    began = time.perf_counter()
+    result = rates(ticks)
+    took = time.perf_counter() - began
+    assert [s.label for s in result.topics["bytes_out"]] == [
+        f"topic-{t:04d}" for t in range(999, 994, -1)
+    ]
+    assert result.total["messages_in"].latest == pytest.approx(499_500 / 2)
+    assert took < 0.3, took
