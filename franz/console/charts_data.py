@@ -178,7 +178,8 @@ def _topics_sum(counters: Counters | None, metric: str) -> Counters | None:
 
 def rates(ticks: Sequence[Tick], top: int = TOP_TOPICS) -> Rates:
     """Every chart's series from ``ticks`` (oldest first): the total and, per metric, the
-    ``top`` topics with the highest latest rate (ties by name)."""
+    ``top`` topics with the highest rate over the last interval (ties by name; idle topics
+    are left out)."""
     silent = [i for i, c in enumerate(ticks[-1].counters) if c == {}] if ticks else []
     if len(ticks) < 2:
         return Rates(ticks=len(ticks), silent=silent)
@@ -189,7 +190,7 @@ def rates(ticks: Sequence[Tick], top: int = TOP_TOPICS) -> Rates:
         # Rank on the last interval only, then draw the whole series of the top ones: with
         # 1,000 topics and 150 ticks, every topic's series would take a page 0.5 s.
         latest = {t: _series(ticks[-2:], (metric, t), t).latest or 0.0 for t in topics}
-        chosen = sorted(topics, key=lambda t: (-latest[t], t))[:top]
+        chosen = sorted((t for t in topics if latest[t] > 0), key=lambda t: (-latest[t], t))[:top]
         result.topics[metric] = [_series(ticks, (metric, t), t) for t in chosen]
     return result
 

@@ -91,6 +91,8 @@ def test_top_topics_are_the_busiest_by_latest_rate() -> None:
     after = {("messages_in", f"t{i}"): float(i) for i in range(8)}
     top = rates([_tick(0.0, before), _tick(1.0, after)], top=5).topics["messages_in"]
     assert [s.label for s in top] == ["t7", "t6", "t5", "t4", "t3"]
+    idle = rates([_tick(0.0, before), _tick(1.0, before | {("messages_in", "t1"): 2.0})])
+    assert [s.label for s in idle.topics["messages_in"]] == ["t1"]  # idle topics left out
 
 
 def test_fewer_than_two_ticks_have_no_rates() -> None:
