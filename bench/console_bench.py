@@ -24,7 +24,8 @@ Two figures per page, after one warm-up load:
   its headers, so this is the server's time); median and p95 (nearest rank);
 * **full render**: ``--loads`` loads in headless Chromium (``tests.support.console.
   chromium``), ``performance.timing.loadEventEnd - navigationStart`` (request, server,
-  transfer, parse, CSS, scripts, layout); median and p95.
+  transfer, parse, CSS, scripts, layout); median and p95, and the median of each phase
+  (response start, response end, DOM interactive, load event end) to show where it goes.
 
 Issue 21's target: < 300 ms for each figure of ``/topics`` and of the message browser. Every
 child is stopped by PID at the end, on an exception and on Ctrl-C; the data dir is removed.
@@ -83,6 +84,8 @@ class PageResult:
     status: int = 0
     ttfb_ms: list[float] = field(default_factory=list)
     render_ms: list[float] = field(default_factory=list)
+    #: Per load: ``PHASES`` in ms from navigationStart.
+    phases_ms: list[list[float]] = field(default_factory=list)
     bytes: int = 0
 
     @property
@@ -158,24 +161,31 @@ def measure_ttfb(base: str, result: PageResult, requests: int) -> None:
                 response.read()
 
 
+#: Navigation Timing of the loaded page, in ms from navigationStart (null until the load
+#: event ended): response start (server), response end (transfer), DOM interactive (HTML
+#: parsed), load event end (the full render).
+_TIMING_JS: Final = """
+const t = performance.timing;
+if (!(t.loadEventEnd > 0)) return null;
+return [t.responseStart, t.responseEnd, t.domInteractive, t.loadEventEnd]
+  .map((v) => v - t.navigationStart);
+"""
+PHASES: Final = ("response start", "response end", "DOM interactive", "load event end")
+
+
 def measure_render(driver: Any, base: str, result: PageResult, loads: int) -> None:
     url = base.rstrip("/") + result.page.path
     driver.get(url)  # warm-up (and Chromium's cache of the CSS and JS)
     for _ in range(loads):
         driver.get(url)
-        timing = driver.execute_script(
-            "const t = performance.timing;"
-            "return t.loadEventEnd > 0 ? t.loadEventEnd - t.navigationStart : null;"
-        )
+        timing = driver.execute_script(_TIMING_JS)
         deadline = time.monotonic() + 30
         while timing is None and time.monotonic() < deadline:
             time.sleep(0.05)
-            timing = driver.execute_script(
-                "const t = performance.timing;"
-                "return t.loadEventEnd > 0 ? t.loadEventEnd - t.navigationStart : null;"
-            )
+            timing = driver.execute_script(_TIMING_JS)
         if timing is not None:
-            result.render_ms.append(float(timing))
+            result.phases_ms.append([float(v) for v in timing])
+            result.render_ms.append(float(timing[-1]))
 
 
 def table(results: Sequence[PageResult]) -> str:
@@ -200,6 +210,17 @@ def table(results: Sequence[PageResult]) -> str:
         rows,
         "lllrrll",
     )  # fmt: skip
+
+
+def phases_table(results: Sequence[PageResult]) -> str:
+    """Where a full render's time goes: the median of each Navigation Timing phase."""
+    rows = [
+        [r.page.label, *(f"{statistics.median(p[i] for p in r.phases_ms):,.0f}"
+                         for i in range(len(PHASES)))]
+        for r in results
+        if r.phases_ms
+    ]  # fmt: skip
+    return render_markdown_table(["page", *(f"{p} ms" for p in PHASES)], rows, "lrrrr")
 
 
 def run(args: argparse.Namespace, work: Path) -> tuple[list[PageResult], dict[str, Any]]:
@@ -259,7 +280,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         stop_all()
-    body = table(results)
+    body = (
+        table(results)
+        + "\n\nChromium's Navigation Timing, median of the loads, ms from navigationStart:\n\n"
+        + phases_table(results)
+    )
     missing = [r.page.path for r in results if not r.available]
     header = (
         f"# console_bench\n\n- commit {git_commit()}; {info['topics']:,} topics + "
