@@ -30,7 +30,7 @@ __all__ = ["PAGES", "ConsoleSettings", "create_app", "human_bytes", "render", "t
 _HERE: Final = Path(__file__).parent
 
 #: The page modules under ``franz.console.pages``, in the navigation's order.
-PAGES: Final = ["overview", "topics", "messages", "groups", "brokers"]
+PAGES: Final = ["overview", "topics", "messages", "groups", "brokers", "charts", "acls", "users"]
 
 templates: Final = Environment(
     loader=FileSystemLoader(_HERE / "templates"),
@@ -99,14 +99,18 @@ class _Timing:
 def create_app(cluster: ConsoleCluster, settings: ConsoleSettings | None = None) -> Starlette:
     routes: list[BaseRoute] = []
     nav: list[tuple[str, str]] = []
+    setups: list[Any] = []  # a page module's optional setup(app): e.g. a background task
     for name in PAGES:
         module = importlib.import_module(f"franz.console.pages.{name}")
         routes.extend(module.routes())
         nav.extend(getattr(module, "NAV", []))
+        setups.extend([module.setup] if hasattr(module, "setup") else [])
     routes.append(Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"))
     app = Starlette(routes=routes, exception_handlers={ClusterUnavailable: _unavailable})
     app.state.cluster = cluster
     app.state.settings = settings or ConsoleSettings()
     app.state.nav = nav
     app.add_middleware(_Timing)
+    for setup in setups:
+        setup(app)
     return app
