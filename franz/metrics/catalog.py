@@ -16,6 +16,7 @@ from franz.metrics import collectors as _c
 from franz.metrics.collectors import KafkaMetric
 from franz.metrics.groups import CONSUMER_LAG_NAMES, GROUP_METADATA_MANAGER
 from franz.metrics.names import exported_sample
+from franz.metrics.traffic_collectors import TRAFFIC_METRICS
 from franz.metrics.transactions import TRANSACTION_MARKER_CHANNEL_MANAGER
 
 __all__ = ["EXPORTED_NAMES", "KAFKA_METRICS", "sample_name"]
@@ -46,6 +47,10 @@ KAFKA_METRICS: Final[tuple[KafkaMetric, ...]] = (
     *GROUP_METADATA_MANAGER,
     # franz.metrics.transactions (TransactionMarkerChannelManager)
     *TRANSACTION_MARKER_CHANNEL_MANAGER,
+    # franz.metrics.traffic_collectors (BrokerTopicMetrics, RequestMetrics, RequestChannel,
+    # SocketServer, KafkaRequestHandlerPool, Log, LogFlushStats): a histogram's Count
+    # (..._count) and a percentile (the base name, with a quantile label)
+    *TRAFFIC_METRICS,
 )
 
 

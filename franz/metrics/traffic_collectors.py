@@ -37,6 +37,7 @@ from franz.metrics.traffic import (
 from franz.storage.files import TopicPartition
 
 __all__ = [
+    "TRAFFIC_METRICS",
     "BrokerTopicMetricsCollector",
     "LogCollector",
     "LogView",
@@ -291,6 +292,33 @@ class LogCollector(Collector):
         )
         assert flush is not None
         yield flush
+
+
+def _histogram_metrics(bean: MBean, help_: str) -> tuple[KafkaMetric, KafkaMetric]:
+    """A histogram's two exported forms (module docstring): its ``Count`` (``..._count``)
+    and a percentile (the base name; every percentile shares it, with its ``quantile``)."""
+    return KafkaMetric(bean, "Count", help_), KafkaMetric(bean, "50thPercentile", help_)
+
+
+#: Every Kafka MBean attribute these collectors export, for ``franz.metrics.catalog``.
+TRAFFIC_METRICS: Final[tuple[KafkaMetric, ...]] = (
+    *(metric for _, every, per_topic in _TOPIC_METRICS for metric in (every, per_topic)),
+    REPLICATION_BYTES_IN,
+    REPLICATION_BYTES_OUT,
+    REQUESTS_PER_SEC,
+    *(
+        metric
+        for _, name, help_ in REQUEST_HISTOGRAMS
+        for metric in _histogram_metrics(
+            _histogram_bean("kafka.network", _RM, name, "request"), help_
+        )
+    ),
+    REQUEST_QUEUE_SIZE,
+    NETWORK_IDLE,
+    HANDLER_IDLE,
+    *(metric for metric, _ in LOG_GAUGES),
+    *_histogram_metrics(LOG_FLUSH, "Log flushes (fsync), ms"),
+)
 
 
 @dataclass(frozen=True, slots=True)

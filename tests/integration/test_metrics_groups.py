@@ -2,7 +2,8 @@
 a confluent-kafka consumer group reads part of a topic and commits; the scrape's
 ``GroupMetadataManager`` counts and kafka_exporter's lag samples are checked against the
 group's state and against the LAG column ``franz consumer-groups --describe`` prints; the
-shipped Grafana dashboard's names are in the scrape; ``/health`` answers UP."""
+shipped Grafana dashboard's names, the traffic ones included, are in the scrape with the
+labels its selectors ask for; ``/health`` answers UP."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from confluent_kafka import Consumer, Producer
 from franz.metrics.catalog import EXPORTED_NAMES
 from tests.support.broker import BrokerProcess
 from tests.support.clients import create_topic
-from tests.support.dashboard import expressions, load, metric_names
+from tests.support.dashboard import expressions, load, metric_names, unmatched_selectors
 from tests.support.metrics import Samples, metrics_url, scrape, value
 
 TOPIC = "lagged"
@@ -27,6 +28,7 @@ PER_PARTITION = 20
 CONSUMED = 25
 GROUP = "lag-group"
 GMM = "kafka_coordinator_group_groupmetadatamanager_"
+BTM = "kafka_server_brokertopicmetrics_"
 STATES = ("preparingrebalance", "completingrebalance", "stable", "dead", "empty")
 
 
@@ -147,13 +149,39 @@ def test_group_counts_and_lag_match_consumer_groups_describe(
         assert value(samples, GMM + "numgroups") == 1
         assert value(samples, GMM + "numoffsets") == len(described)
         assert state_counts(samples) == {s: 1 if s == "stable" else 0 for s in STATES}
-        # Every name the shipped dashboard queries that Franz exports is in a real scrape
-        # (the traffic names of i-mtraffic aside: not on this branch).
-        queried = {name for expr in expressions(load()) for name in metric_names(expr)}
-        assert queried & EXPORTED_NAMES, queried
-        assert queried & EXPORTED_NAMES <= set(samples), sorted(
-            (queried & EXPORTED_NAMES) - set(samples)
+        # Every name the shipped dashboard queries is exported and in this real scrape,
+        # taken after a produce, a consume and requests (so the traffic names are too), and
+        # every selector selects samples of it: names and labels (quantile="0.99",
+        # {request,version}, per topic topic!="", all topics topic="", {topic,partition}).
+        exprs = expressions(load())
+        queried = {name for expr in exprs for name in metric_names(expr)}
+        assert queried <= EXPORTED_NAMES, sorted(queried - EXPORTED_NAMES)
+        assert queried <= set(samples), sorted(queried - set(samples))
+        scraped = {name: [dict(labels) for labels in by] for name, by in samples.items()}
+        assert not unmatched_selectors(exprs, scraped)
+        produced = PARTITIONS * PER_PARTITION
+        assert value(samples, BTM + "messagesin_total", {"topic": TOPIC}) == produced
+        assert value(samples, BTM + "messagesin_total") >= produced  # + __consumer_offsets
+        assert value(samples, BTM + "bytesout_total", {"topic": TOPIC}) > 0
+        produce_versions = [
+            dict(labels)["version"]
+            for labels in samples["kafka_network_requestmetrics_requests_total"]
+            if dict(labels)["request"] == "Produce"
+        ]
+        assert produce_versions, "no Produce in RequestsPerSec"
+        assert (
+            value(
+                samples,
+                "kafka_network_requestmetrics_totaltimems_count",
+                {"request": "Produce"},
+            )
+            >= 1
         )
+        for partition in range(PARTITIONS):
+            assert (
+                value(samples, "kafka_log_log_size", {"topic": TOPIC, "partition": str(partition)})
+                > 0
+            )
         # And every name the catalog lists, but the follower lag (no follower here).
         missing = EXPORTED_NAMES - {"kafka_server_fetcherlagmetrics_consumerlag"} - set(samples)
         assert not missing, sorted(missing)

@@ -1,16 +1,27 @@
 """The Grafana dashboard shipped in ``deploy/grafana/franz-kafka.json``: its PromQL
 expressions (panel targets and template variable queries) and the metric names they
-select, for the tests that check every name is one Franz exports."""
+select, for the tests that check every name is one Franz exports; and each selector's label
+matchers (``selectors``), for the tests that check each selects samples Franz exports
+(``unmatched_selectors``)."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DASHBOARD", "PROMQL_FUNCTIONS", "expressions", "load", "metric_names"]
+__all__ = [
+    "DASHBOARD",
+    "PROMQL_FUNCTIONS",
+    "Matcher",
+    "expressions",
+    "load",
+    "metric_names",
+    "selectors",
+    "unmatched_selectors",
+]
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "franz-kafka.json"
 
@@ -73,3 +84,69 @@ def metric_names(expr: str) -> set[str]:
         elif token not in _KEYWORDS:
             names.add(token)
     return names
+
+
+#: (label, operator, value) of a selector's label matcher: ``=``, ``!=``, ``=~``, ``!~``.
+Matcher = tuple[str, str, str]
+_SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\})?')
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*,?')
+#: What the dashboard's template variables select with their "All" option (``allValue``).
+ALL_VALUES = {"$instance": ".*", "$topic": ".*", "$consumergroup": ".*"}
+
+
+def selectors(expr: str) -> list[tuple[str, tuple[Matcher, ...]]]:
+    """Each metric selector of ``expr``: its metric name and label matchers, in order."""
+    names = metric_names(expr)
+    found = []
+    for match in _SELECTOR.finditer(expr):
+        name, braces = match.group(1), match.group(2) or "{}"
+        if name not in names:
+            continue
+        body = braces[1:-1]
+        matchers = []
+        position = 0
+        while body[position:].strip():
+            m = _MATCHER.match(body, position)
+            if m is None:
+                raise ValueError(f"cannot parse the matchers {braces!r} in {expr!r}")
+            value = m.group(3).replace('\\"', '"').replace("\\\\", "\\")
+            matchers.append((m.group(1), m.group(2), value))
+            position = m.end()
+        found.append((name, tuple(matchers)))
+    return found
+
+
+def _matches(labels: Mapping[str, str], matchers: Iterable[Matcher]) -> bool:
+    """PromQL's matching of one sample; ``instance`` is Prometheus' target label (not in a
+    scrape) and the template variables select everything (their "All")."""
+    for label, op, value in matchers:
+        if label == "instance":
+            continue
+        for variable, everything in ALL_VALUES.items():
+            value = value.replace(variable, everything)
+        actual = labels.get(label, "")  # an absent label matches as ""
+        if op == "=":
+            ok = actual == value
+        elif op == "!=":
+            ok = actual != value
+        elif op == "=~":
+            ok = re.fullmatch(value, actual) is not None
+        else:
+            ok = re.fullmatch(value, actual) is None
+        if not ok:
+            return False
+    return True
+
+
+def unmatched_selectors(
+    exprs: Iterable[str], samples: Mapping[str, Iterable[Mapping[str, str]]]
+) -> list[str]:
+    """The selectors of ``exprs`` that select no sample of ``samples`` (sample name -> the
+    label sets it has), written ``name{label op "value", ...}``."""
+    missing = []
+    for expr in exprs:
+        for name, matchers in selectors(expr):
+            if not any(_matches(labels, matchers) for labels in samples.get(name, ())):
+                text = ",".join(f'{label}{op}"{value}"' for label, op, value in matchers)
+                missing.append(f"{name}{{{text}}}")
+    return missing

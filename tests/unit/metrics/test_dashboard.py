@@ -1,13 +1,23 @@
 """The shipped Grafana dashboard (``deploy/grafana/franz-kafka.json``): a Grafana 10+
 dashboard on a Prometheus data source variable whose every query selects metric names
-Franz exports (``franz.metrics.catalog``), plus those i-mtraffic's collectors bring, listed
-apart below for the merge; and it covers what issue 21 asks a dashboard to show."""
+Franz exports (``franz.metrics.catalog``) with labels they have (a broker's scrape), never
+counts a BrokerTopicMetrics meter twice, and covers what issue 21 asks a dashboard to show."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from franz.metrics.catalog import EXPORTED_NAMES
 from franz.metrics.names import MBean, exported_sample
-from tests.support.dashboard import expressions, load, metric_names
+from franz.metrics.traffic_collectors import TOPIC_METERS
+from tests.support.dashboard import (
+    expressions,
+    load,
+    metric_names,
+    selectors,
+    unmatched_selectors,
+)
+from tests.unit.metrics.test_catalog import exported_samples
 
 
 def _name(domain: str, type_: str, name: str, attribute: str, **tags: str) -> str:
@@ -18,51 +28,64 @@ def _name(domain: str, type_: str, name: str, attribute: str, **tags: str) -> st
     return sample.name
 
 
-# ---- EXPECTED FROM i-mtraffic --------------------------------------------------------------
-# Traffic and request metrics collected by i-mtraffic's branch, not on this one: named here
-# from Kafka's MBeans by the JMX exporter's rules (franz.metrics.names). At the merge, these
-# move into franz.metrics.catalog (KAFKA_METRICS), and this set and the test pinning it go.
-EXPECTED_FROM_MTRAFFIC = frozenset(
-    {
-        _name("kafka.server", "BrokerTopicMetrics", "MessagesInPerSec", "Count", topic="t"),
-        _name("kafka.server", "BrokerTopicMetrics", "BytesInPerSec", "Count", topic="t"),
-        _name("kafka.server", "BrokerTopicMetrics", "BytesOutPerSec", "Count", topic="t"),
-        _name(
-            "kafka.network",
-            "RequestMetrics",
-            "RequestsPerSec",
-            "Count",
-            request="Fetch",
-            version="16",
-        ),
-        _name("kafka.network", "RequestMetrics", "TotalTimeMs", "99thPercentile", request="Fetch"),
-        _name("kafka.log", "Log", "Size", "Value", topic="t", partition="0"),
-    }
-)
-# ---------------------------------------------------------------------------------------------
-
-
 def dashboard_names() -> set[str]:
     return {name for expr in expressions(load()) for name in metric_names(expr)}
 
 
-def test_expected_from_mtraffic_are_the_names_the_brief_gives() -> None:
-    assert {
-        "kafka_server_brokertopicmetrics_messagesin_total",
-        "kafka_server_brokertopicmetrics_bytesin_total",
-        "kafka_server_brokertopicmetrics_bytesout_total",
-        "kafka_network_requestmetrics_requests_total",
-        "kafka_network_requestmetrics_totaltimems",
-        "kafka_log_log_size",
-    } == EXPECTED_FROM_MTRAFFIC
-
-
 def test_every_name_the_dashboard_queries_is_exported() -> None:
-    names = dashboard_names()
-    unknown = names - EXPORTED_NAMES - EXPECTED_FROM_MTRAFFIC
+    unknown = dashboard_names() - EXPORTED_NAMES
     assert not unknown, f"the dashboard queries names Franz does not export: {sorted(unknown)}"
-    # Every name listed as expected from i-mtraffic is used (else drop it from the list).
-    assert names >= EXPECTED_FROM_MTRAFFIC
+
+
+def test_every_selector_selects_samples_a_broker_exports(tmp_path: Path) -> None:
+    """Names and labels: each selector of the dashboard (its variables on "All") selects
+    samples of the scrape ``test_catalog`` takes of a broker with something in every
+    collector (``{request, quantile="0.99"}``, ``{topic!=""}``, ``{topic=""}``...)."""
+    samples = exported_samples(tmp_path)
+    assert not unmatched_selectors(expressions(load()), samples)
+
+
+def test_a_selector_that_selects_nothing_is_reported() -> None:
+    samples = {"kafka_x": [{"topic": "t"}], "kafka_y": [{}]}
+    exprs = [
+        'sum(kafka_x{instance=~"$instance",topic=~"$topic"})',
+        'kafka_x{topic=""}',  # only the per-topic series exists
+        'kafka_y{quantile="0.99"}',
+        "kafka_z",
+    ]
+    assert unmatched_selectors(exprs, samples) == [
+        'kafka_x{topic=""}',
+        'kafka_y{quantile="0.99"}',
+        "kafka_z{}",
+    ]
+
+
+#: BrokerTopicMetrics names exported both for all topics (no label) and per topic.
+PER_TOPIC_METERS = frozenset(
+    _name("kafka.server", "BrokerTopicMetrics", name, "Count", topic="t")
+    for _, name, _ in TOPIC_METERS
+)
+
+
+def test_brokertopicmetrics_are_never_counted_twice() -> None:
+    """The all-topics series (no ``topic`` label) holds the sum of the per-topic ones, and
+    ``topic=~"$topic"`` on "All" (``.*``) matches it too: every selector of a meter exported
+    both ways picks one kind, per topic (``topic!=""``) or all topics (``topic=""``), and the
+    totals use the all-topics series."""
+    kinds = set()
+    for expr in expressions(load()):
+        if expr.startswith("label_values("):
+            continue  # the topic variable's values: series with a topic label only
+        for name, matchers in selectors(expr):
+            if name not in PER_TOPIC_METERS:
+                continue
+            per_topic = ("topic", "!=", "") in matchers
+            all_topics = ("topic", "=", "") in matchers
+            assert per_topic != all_topics, expr
+            if per_topic:
+                assert "by (topic)" in expr, expr
+            kinds.add("per topic" if per_topic else "all topics")
+    assert kinds == {"per topic", "all topics"}
 
 
 def test_the_dashboard_shows_what_issue_21_asks() -> None:
