@@ -297,21 +297,40 @@ async def delete_acl(cluster: ConsoleCluster, acl: Acl) -> int:
     return deleted
 
 
-async def describe_users(cluster: ConsoleCluster) -> list[ScramUser]:
-    """Every SCRAM user with its mechanisms and iterations, sorted by name."""
-    future = cluster.admin.describe_user_scram_credentials(request_timeout=cluster.timeout_s)
-    assert isinstance(future, concurrent.futures.Future)  # users=None: one future (all users)
-    described = await _outcome(cluster, future)
+#: DescribeUserScramCredentials (50) and its mechanism ids (KIP-554).
+DESCRIBE_USER_SCRAM_CREDENTIALS: Final = 50
+_MECHANISMS: Final = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+
+
+def _describe_users_wire(cluster: ConsoleCluster) -> tuple[ErrorCode, str | None, list[ScramUser]]:
+    address = cluster.bootstrap.split(",")[0]
+    with connect(address, cluster.timeout_s, cluster.wire.client_id, cluster.wire.security) as c:
+        response = c.request(DESCRIBE_USER_SCRAM_CREDENTIALS, {"users": None}, max_version=0)
     users = [
         ScramUser(
-            name,
+            r.user,
             sorted(
-                (info.mechanism.name.replace("_", "-"), int(info.iterations))
-                for info in d.scram_credential_infos
+                (_MECHANISMS.get(int(i.mechanism), str(int(i.mechanism))), int(i.iterations))
+                for i in r.credential_infos
             ),
         )
-        for name, d in described.items()
+        for r in response.results
+        if int(r.error_code) == ErrorCode.NONE
     ]
+    return ErrorCode(int(response.error_code)), response.error_message, users
+
+
+async def describe_users(cluster: ConsoleCluster) -> list[ScramUser]:
+    """Every SCRAM user with its mechanisms and iterations, sorted by name. Sent over the
+    wire client: confluent-kafka 2.16 crashes the process (SIGSEGV) when the broker refuses
+    ``describe_user_scram_credentials()`` (CLUSTER_AUTHORIZATION_FAILED at the top level),
+    and the console must show that refusal, not die of it."""
+    try:
+        code, message, users = await cluster.run(_describe_users_wire, cluster)
+    except OSError as exc:
+        raise ClusterUnavailable(str(exc) or type(exc).__name__) from None
+    if code != ErrorCode.NONE:
+        raise ActionError(code.name, message or code.message)
     return sorted(users, key=lambda u: u.name)
 
 

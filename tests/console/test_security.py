@@ -231,12 +231,6 @@ def test_a_principal_without_rights_sees_kafkas_error_on_the_acl_page(
     _refused(browser, alice_console.url + "acls")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Franz's DescribeUserScramCredentials handler authorizes nothing (Kafka 3.9 "
-    "answers CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster, and "
-    "AlterUserScramCredentials without ALTER): a broker bug, reported by i-cextra",
-)
 def test_a_principal_without_rights_sees_kafkas_error_on_the_users_page(
     alice_console: ConsoleProcess, browser: Any
 ) -> None:

@@ -21,16 +21,19 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+from kio.schema.alter_user_scram_credentials.v0 import request as alter_scram_v0
 from kio.schema.create_acls.v3 import request as create_acls_v3
 from kio.schema.create_topics.v7 import request as create_topics_v7
 from kio.schema.delete_topics.v6 import request as delete_topics_v6
 from kio.schema.describe_acls.v3 import request as describe_acls_v3
 from kio.schema.describe_cluster.v1 import request as describe_cluster_v1
 from kio.schema.describe_configs.v4 import request as describe_configs_v4
+from kio.schema.describe_user_scram_credentials.v0 import request as describe_scram_v0
 from kio.schema.find_coordinator.v4 import request as find_coordinator_v4
 from kio.schema.init_producer_id.v4 import request as init_producer_id_v4
 from kio.schema.join_group.v9 import request as join_group_v9
 from kio.schema.offset_fetch.v8 import request as offset_fetch_v8
+from kio.static.primitive import i8, i32
 
 from franz.protocol.api_keys import SUPPORTED_APIS, ApiKey
 from franz.protocol.messages import build, request_type
@@ -232,6 +235,38 @@ def test_without_acls_every_api_is_refused_with_its_code(data_dir: Path) -> None
             )
         )
         assert acl_created.results[0].error_code == CLUSTER_DENIED
+        # SCRAM credentials: DESCRIBE, and ALTER, on the cluster (KIP-554; Kafka's
+        # getErrorResponse: every user asked gets the error, a describe's results unnamed).
+        scram = c.request(
+            describe_scram_v0.DescribeUserScramCredentialsRequest(
+                users=(describe_scram_v0.UserName(name="alice"),)
+            )
+        )
+        assert (scram.error_code, scram.error_message) == (
+            CLUSTER_DENIED,
+            "Cluster authorization failed.",
+        )
+        assert [(r.user, r.error_code) for r in scram.results] == [("", CLUSTER_DENIED)]
+        everyone = c.request(describe_scram_v0.DescribeUserScramCredentialsRequest(users=None))
+        assert (everyone.error_code, everyone.results) == (CLUSTER_DENIED, ())
+        altered = c.request(
+            alter_scram_v0.AlterUserScramCredentialsRequest(
+                deletions=(alter_scram_v0.ScramCredentialDeletion(name="bob", mechanism=i8(1)),),
+                upsertions=(
+                    alter_scram_v0.ScramCredentialUpsertion(
+                        name="mallory",
+                        mechanism=i8(1),
+                        iterations=i32(4096),
+                        salt=b"salt",
+                        salted_password=b"x" * 32,
+                    ),
+                ),
+            )
+        )
+        assert [(r.user, r.error_code, r.error_message) for r in altered.results] == [
+            ("bob", CLUSTER_DENIED, "Cluster authorization failed."),
+            ("mallory", CLUSTER_DENIED, "Cluster authorization failed."),
+        ]
         cluster = c.request(
             describe_cluster_v1.DescribeClusterRequest(include_cluster_authorized_operations=True)
         )
