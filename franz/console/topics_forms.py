@@ -22,17 +22,22 @@ Kafka's facts kept here:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
 from franz.admin.client import INTERNAL_TOPICS
 
 __all__ = [
+    "DEFAULT_PER_PAGE",
     "HIGH_WATERMARK",
     "INTERNAL_TOPICS",
+    "PER_PAGE_CHOICES",
     "FormError",
+    "Paging",
     "filter_topics",
     "parse_config_lines",
     "parse_int",
+    "parse_paging",
     "parse_record_deletion",
     "total_lag",
 ]
@@ -115,6 +120,45 @@ def filter_topics(rows: Iterable[N], query: str | None, internal: bool) -> list[
         ),
         key=lambda r: r.name,
     )
+
+
+#: Rows per page of the topic list (``?per_page=``; ``all`` shows every match).
+PER_PAGE_CHOICES: Final = (25, 100, 500)
+DEFAULT_PER_PAGE: Final = 100
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Which slice of the matching topics a list page shows: ``page`` (1-based) of
+    ``per_page`` rows (None: all)."""
+
+    page: int
+    per_page: int | None
+
+    def window(self, matched: int) -> tuple[int, int]:
+        """(start, stop) of this page among ``matched`` sorted names (clamped: a page past
+        the end shows the last one)."""
+        if self.per_page is None:
+            return 0, matched
+        last = max(1, -(-matched // self.per_page))
+        start = (min(self.page, last) - 1) * self.per_page
+        return start, min(matched, start + self.per_page)
+
+    def pages(self, matched: int) -> int:
+        return 1 if self.per_page is None else max(1, -(-matched // self.per_page))
+
+
+def parse_paging(page: str | None, per_page: str | None) -> Paging:
+    """``?page=&per_page=`` of the topic list; anything unreadable falls back to the first
+    page of ``DEFAULT_PER_PAGE`` (a list page never fails on its query string)."""
+    size: int | None = DEFAULT_PER_PAGE
+    if (per_page or "").strip().lower() == "all":
+        size = None
+    elif (per_page or "").strip().isdigit() and int(per_page or 0) > 0:
+        size = min(int(per_page or 0), 10_000)
+    text = (page or "").strip()
+    number = int(text) if text.isdigit() and int(text) > 0 else 1
+    return Paging(number, size)
 
 
 def total_lag(committed: Mapping[int, int], high: Mapping[int, int | None]) -> int | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
@@ -33,10 +34,12 @@ from franz.console import topics_data as data
 from franz.console.app import render
 from franz.console.cluster import ConsoleCluster
 from franz.console.topics_forms import (
+    PER_PAGE_CHOICES,
     FormError,
     filter_topics,
     parse_config_lines,
     parse_int,
+    parse_paging,
     parse_record_deletion,
 )
 
@@ -49,17 +52,36 @@ def _done(path: str, text: str) -> Response:
     return RedirectResponse(f"{path}?{urlencode({'done': text})}", status_code=303)
 
 
+@dataclass(frozen=True)
+class _Named:
+    name: str
+
+
 async def topic_list(request: Request, error: str | None = None, form: Any = None) -> Response:
     query = request.query_params.get("q", "")
     internal = request.query_params.get("internal") == "1"
-    everything = await data.topic_list(request.app.state.cluster)
-    rows = filter_topics(everything, query, internal)
+    paging = parse_paging(request.query_params.get("page"), request.query_params.get("per_page"))
+    matched: list[_Named] = []
+
+    def select(names: list[str]) -> list[str]:
+        matched.extend(filter_topics((_Named(n) for n in names), query, internal))
+        start, stop = paging.window(len(matched))
+        return [n.name for n in matched[start:stop]]
+
+    rows, total = await data.topic_list(request.app.state.cluster, select)
+    start, stop = paging.window(len(matched))
     return render(
         request,
         "topics/list.html",
         status_code=400 if error else 200,
-        rows=rows,
-        total=len(everything),
+        rows=sorted(rows, key=lambda r: r.name),
+        total=total,
+        matched=len(matched),
+        paging=paging,
+        pages=paging.pages(len(matched)),
+        first=start + 1,
+        last=stop,
+        per_page_choices=PER_PAGE_CHOICES,
         query=query,
         internal=internal,
         done=request.query_params.get("done"),

@@ -7,11 +7,14 @@ from dataclasses import dataclass
 import pytest
 
 from franz.console.topics_forms import (
+    DEFAULT_PER_PAGE,
     HIGH_WATERMARK,
     FormError,
+    Paging,
     filter_topics,
     parse_config_lines,
     parse_int,
+    parse_paging,
     parse_record_deletion,
     total_lag,
 )
@@ -112,3 +115,22 @@ def test_total_lag_sums_high_watermark_minus_committed_unclamped() -> None:
 def test_total_lag_unknown_when_a_high_watermark_is() -> None:
     assert total_lag({0: 1, 1: 1}, {0: 5, 1: None}) is None
     assert total_lag({0: 1, 3: 1}, {0: 5}) is None
+
+
+def test_paging_of_the_topic_list() -> None:
+    assert parse_paging(None, None) == Paging(1, DEFAULT_PER_PAGE)
+    assert parse_paging("3", "25") == Paging(3, 25)
+    assert parse_paging("x", "-4") == Paging(1, DEFAULT_PER_PAGE)  # never fails on a query
+    assert parse_paging("0", "ALL") == Paging(1, None)
+    assert Paging(1, 100).window(1000) == (0, 100)
+    assert Paging(10, 100).window(1000) == (900, 1000)
+    assert Paging(11, 100).window(1000) == (900, 1000)  # past the end: the last page
+    assert Paging(2, 100).window(150) == (100, 150)
+    assert Paging(1, 100).window(0) == (0, 0)
+    assert Paging(4, None).window(1000) == (0, 1000)
+    assert (Paging(1, 100).pages(1000), Paging(1, 100).pages(1001), Paging(1, 100).pages(0)) == (
+        10,
+        11,
+        1,
+    )
+    assert Paging(1, None).pages(1000) == 1
