@@ -6,8 +6,6 @@ topic's ``lag_sum``) are left out. The lag it gives equals ``consumer-groups --d
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +15,7 @@ pytest.importorskip("kazoo", reason="kazoo is a main dependency: pip install -e 
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.support.clients import consumer_groups_describe
 from tests.support.cluster import Cluster, eventually, new_chroot, produce_all, start_cluster
 from tests.support.metrics import Samples, metrics_url, scrape, value
 from tests.support.zookeeper import ZooKeeperServer
@@ -58,29 +57,9 @@ def per_partition(samples: Samples, name: str) -> dict[int, float]:
 
 def describe(bootstrap: str) -> dict[int, tuple[int, int]]:
     """partition -> (CURRENT-OFFSET, LAG) of ``franz consumer-groups --describe``."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "franz",
-            "consumer-groups",
-            "--bootstrap-server",
-            bootstrap,
-            "--describe",
-            "--group",
-            GROUP,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    lines = [line.split() for line in result.stdout.splitlines() if line.strip()]
-    header = next(line for line in lines if line[0] == "GROUP")
-    rows = [dict(zip(header, line, strict=False)) for line in lines if line[0] == GROUP]
     return {
         int(r["PARTITION"]): (int(r["CURRENT-OFFSET"]), int(r["LAG"]))
-        for r in rows
+        for r in consumer_groups_describe(bootstrap, GROUP)
         if r["TOPIC"] == TOPIC and r["CURRENT-OFFSET"] != "-"
     }
 

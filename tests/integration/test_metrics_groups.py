@@ -8,8 +8,6 @@ labels its selectors ask for; ``/health`` answers UP."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,7 +16,7 @@ from confluent_kafka import Consumer, Producer
 
 from franz.metrics.catalog import EXPORTED_NAMES
 from tests.support.broker import BrokerProcess
-from tests.support.clients import create_topic
+from tests.support.clients import consumer_groups_describe, create_topic
 from tests.support.dashboard import expressions, load, metric_names, unmatched_selectors
 from tests.support.metrics import Samples, metrics_url, scrape, value
 
@@ -35,29 +33,9 @@ STATES = ("preparingrebalance", "completingrebalance", "stable", "dead", "empty"
 def describe_lags(bootstrap: str) -> dict[int, tuple[int, int]]:
     """partition -> (CURRENT-OFFSET, LAG) as ``franz consumer-groups --describe`` prints
     (partitions without a committed offset, printed ``-``, left out)."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "franz",
-            "consumer-groups",
-            "--bootstrap-server",
-            bootstrap,
-            "--describe",
-            "--group",
-            GROUP,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    lines = [line.split() for line in result.stdout.splitlines() if line.strip()]
-    header = next(line for line in lines if line[0] == "GROUP")
-    rows = [dict(zip(header, line, strict=False)) for line in lines if line[0] == GROUP]
     return {
         int(row["PARTITION"]): (int(row["CURRENT-OFFSET"]), int(row["LAG"]))
-        for row in rows
+        for row in consumer_groups_describe(bootstrap, GROUP)
         if row["TOPIC"] == TOPIC and row["CURRENT-OFFSET"] != "-"
     }
 

@@ -80,6 +80,7 @@ __all__ = [
     "codec_problems",
     "codecs_for",
     "consume_with",
+    "consumer_groups_describe",
     "create_topic",
     "end_offsets",
     "format_records",
@@ -794,3 +795,20 @@ def _parse_kcat_json(line: str) -> Consumed:
 
 def _kcat_bytes(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8", "surrogateescape")
+
+
+def consumer_groups_describe(bootstrap: str, group: str) -> list[dict[str, str]]:
+    """``franz consumer-groups --describe --group <group>``'s rows, each as {column: value}
+    by its header (GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST
+    CLIENT-ID); the tool is run as a subprocess and must succeed."""
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "franz", "consumer-groups", "--bootstrap-server", bootstrap,
+         "--describe", "--group", group],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line.split() for line in done.stdout.splitlines() if line.strip()]
+    header = next(line for line in lines if line[0] == "GROUP")
+    return [dict(zip(header, line, strict=False)) for line in lines if line[0] == group]
